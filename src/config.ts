@@ -1,0 +1,198 @@
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The one validated configuration of a Cairn process. Built once at start from flags and the
+ * environment (flags win); nothing else reads `process.env`.
+ */
+const port = z.coerce.number().int().min(0).max(65535);
+const origin = z
+  .string()
+  .url()
+  .transform((s) => s.replace(/\/+$/, ''));
+
+/** The three named ranges proxy-addr (Fastify's trustProxy) understands besides addresses. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An IP address, an address with a CIDR prefix length (`10.0.0.0/8`, `fd00::/8`), or a range name. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Which hops may set the client address through X-Forwarded-For (Fastify's `trustProxy`):
+ * `false` (none; the socket address is the client), a hop count, or the proxies' addresses.
+ * Never `true`, which would trust every hop and let a client pick its own address by putting a
+ * forged value at the left of the header.
+ */
+export type TrustProxy = false | number | string[];
+
+const trustProxySetting = z
+  .string()
+  .optional()
+  .transform((raw, ctx): TrustProxy => {
+    const value = (raw ?? '').trim().toLowerCase();
+    if (['', '0', 'false', 'no', 'off'].includes(value)) return false;
+    // `1` and `true` have always meant "behind one load balancer": trust exactly that hop.
+    if (['true', 'yes', 'on'].includes(value)) return 1;
+    if (/^\d+$/.test(value)) {
+      const hops = Number(value);
+      if (hops <= 32) return hops;
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'a hop count must be at most 32' });
+      return z.NEVER;
+    }
+    const entries = value.split(',').map((e) => e.trim());
+    const bad = entries.filter((e) => !isProxyAddress(e));
+    if (bad.length > 0) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message:
+          'expected a hop count (1 = one load balancer) or a comma-separated list of proxy addresses/CIDRs ' +
+          `(or loopback, linklocal, uniquelocal); not ${bad.map((e) => JSON.stringify(e)).join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
+const ConfigSchema = z.object({
+  dataDir: z.string().min(1),
+  host: z.string().min(1),
+  apiPort: port,
+  viewerPort: port,
+  contentPort: port,
+  apiOrigin: origin.optional(),
+  viewerOrigin: origin.optional(),
+  contentOrigin: origin.optional(),
+  downloadOrigin: origin.optional(),
+  /** `postgres://…` selects PostgreSQL; unset selects SQLite in the data folder. */
+  databaseUrl: z.string().optional(),
+  /** PostgreSQL schema to use (created if missing); default `public`. */
+  databaseSchema: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+    .optional(),
+  redisUrl: z.string().optional(),
+  redisPrefix: z.string().optional(),
+  s3Bucket: z.string().optional(),
+  s3Endpoint: z.string().optional(),
+  s3Region: z.string().optional(),
+  s3ForcePathStyle: z.boolean().default(false),
+  s3Prefix: z.string().optional(),
+  /**
+   * Hand out S3 presigned GETs as download URLs (bytes leave the bucket directly). Off by default:
+   * such a URL stays valid until it expires even if the artifact is deleted meanwhile.
+   */
+  s3DirectDownloads: z.boolean().default(false),
+  /** Take client IPs from X-Forwarded-For, only through these trusted hops (see TrustProxy). */
+  trustProxy: trustProxySetting,
+  /** HMAC secret for signed URLs and content tokens; generated and stored when unset. */
+  secret: z.string().min(32).optional(),
+  abuseWebhookUrl: z.string().url().optional(),
+  sweepIntervalSeconds: z.coerce.number().int().min(0).default(60),
+  /**
+   * Browser origins (besides the API origin, and loopback origins on a loopback listener) whose
+   * pages may call the hosted MCP endpoint, e.g. a web-based MCP client.
+   */
+  mcpAllowedOrigins: z.array(origin).default([]),
+  /** Where a tenant is sent to lift a plan limit. */
+  upgradeUrl: z.string().url().default('https://cairn.dev/pricing'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof ConfigSchema> & {
+  apiOrigin: string;
+  viewerOrigin: string;
+  contentOrigin: string;
+  downloadOrigin: string;
+};
+
+export interface ConfigInput {
+  dataDir?: string;
+  host?: string;
+  apiPort?: string | number;
+  viewerPort?: string | number;
+  contentPort?: string | number;
+  logLevel?: string;
+  sweepIntervalSeconds?: string | number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+const truthy = (v: string | undefined) => ['1', 'true', 'yes'].includes((v ?? '').trim().toLowerCase());
+
+export class ConfigError extends Error {}
+
+export function loadConfig(flags: ConfigInput, env: Env): Config {
+  const raw = {
+    dataDir: path.resolve(flags.dataDir ?? nonEmpty(env.CAIRN_DATA_DIR) ?? './data'),
+    host: flags.host ?? nonEmpty(env.CAIRN_HOST) ?? '127.0.0.1',
+    apiPort: flags.apiPort ?? nonEmpty(env.CAIRN_API_PORT) ?? 8080,
+    viewerPort: flags.viewerPort ?? nonEmpty(env.CAIRN_VIEWER_PORT) ?? 8081,
+    contentPort: flags.contentPort ?? nonEmpty(env.CAIRN_CONTENT_PORT) ?? 8082,
+    apiOrigin: nonEmpty(env.CAIRN_API_ORIGIN),
+    viewerOrigin: nonEmpty(env.CAIRN_VIEWER_ORIGIN),
+    contentOrigin: nonEmpty(env.CAIRN_CONTENT_ORIGIN),
+    downloadOrigin: nonEmpty(env.CAIRN_DOWNLOAD_ORIGIN),
+    databaseUrl: nonEmpty(env.CAIRN_DATABASE_URL),
+    databaseSchema: nonEmpty(env.CAIRN_DATABASE_SCHEMA),
+    redisUrl: nonEmpty(env.CAIRN_REDIS_URL),
+    redisPrefix: nonEmpty(env.CAIRN_REDIS_PREFIX),
+    s3Bucket: nonEmpty(env.CAIRN_S3_BUCKET),
+    s3Endpoint: nonEmpty(env.CAIRN_S3_ENDPOINT),
+    s3Region: nonEmpty(env.CAIRN_S3_REGION),
+    s3ForcePathStyle: truthy(env.CAIRN_S3_FORCE_PATH_STYLE),
+    s3Prefix: nonEmpty(env.CAIRN_S3_PREFIX),
+    s3DirectDownloads: truthy(env.CAIRN_S3_DIRECT_DOWNLOADS),
+    trustProxy: nonEmpty(env.CAIRN_TRUST_PROXY),
+    secret: nonEmpty(env.CAIRN_SECRET),
+    abuseWebhookUrl: nonEmpty(env.CAIRN_ABUSE_WEBHOOK_URL),
+    sweepIntervalSeconds: flags.sweepIntervalSeconds ?? nonEmpty(env.CAIRN_SWEEP_INTERVAL_SECONDS),
+    upgradeUrl: nonEmpty(env.CAIRN_UPGRADE_URL),
+    mcpAllowedOrigins: (nonEmpty(env.CAIRN_MCP_ALLOWED_ORIGINS) ?? '')
+      .split(',')
+      .map((o) => o.trim())
+      .filter((o) => o !== ''),
+    logLevel: flags.logLevel ?? nonEmpty(env.CAIRN_LOG_LEVEL),
+  };
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid configuration: ${problems}`);
+  }
+  const c = parsed.data;
+  const contentOrigin = c.contentOrigin ?? `http://127.0.0.1:${c.contentPort}`;
+  return {
+    ...c,
+    apiOrigin: c.apiOrigin ?? `http://127.0.0.1:${c.apiPort}`,
+    viewerOrigin: c.viewerOrigin ?? `http://localhost:${c.viewerPort}`,
+    contentOrigin,
+    downloadOrigin: c.downloadOrigin ?? contentOrigin,
+  };
+}
+
+/** With port 0 the origins are only known once the listeners are bound. */
+export function withBoundPorts(
+  config: Config,
+  ports: { api: number; viewer: number; content: number },
+  env: Env,
+): Config {
+  const contentOrigin = nonEmpty(env.CAIRN_CONTENT_ORIGIN) ?? `http://127.0.0.1:${ports.content}`;
+  return {
+    ...config,
+    apiOrigin: nonEmpty(env.CAIRN_API_ORIGIN) ?? `http://127.0.0.1:${ports.api}`,
+    viewerOrigin: nonEmpty(env.CAIRN_VIEWER_ORIGIN) ?? `http://localhost:${ports.viewer}`,
+    contentOrigin,
+    downloadOrigin: nonEmpty(env.CAIRN_DOWNLOAD_ORIGIN) ?? contentOrigin,
+  };
+}

@@ -1,0 +1,99 @@
+import type { TenantRow } from '../ports/metadata-store.js';
+import type { RateDecision } from '../ports/rate-limiter.js';
+import type { CoreDeps } from './context.js';
+import { CairnError } from './errors.js';
+import { ANONYMOUS_RATE_LIMIT, PLANS } from './plans.js';
+import type { RequestCounter } from './request-counter.js';
+import type { Caller } from './tenants.js';
+import { monthKey } from './time.js';
+
+/**
+ * Admission of every API request: a rate-limit decision first (the tenant's, or the client IP's
+ * when no tenant is named), then, for authenticated calls, suspension and the monthly request
+ * quota. The decision is returned, or attached to the error as `decision`, so every response,
+ * refusals included, can carry the X-RateLimit-* headers.
+ */
+export class RateLimitedError extends CairnError {
+  constructor(readonly decision: RateDecision) {
+    super('rate_limited', `Rate limit exceeded; retry in ${decision.retryAfterSeconds}s.`, {
+      retryAfterSeconds: decision.retryAfterSeconds,
+    });
+  }
+}
+
+/** A refusal that comes after the rate decision, still carrying it for the response headers. */
+export function withDecision<E extends CairnError>(err: E, decision: RateDecision): E & { decision: RateDecision } {
+  return Object.assign(err, { decision });
+}
+
+export type QuotaMode = 'count' | 'check' | 'skip';
+
+/** Finds the live page of a public slug (the PageService). */
+export interface PageResolver {
+  resolve(slug: string): Promise<{ tenant: TenantRow } | null>;
+}
+
+export class AccessService {
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly pages: PageResolver,
+    private readonly requests: RequestCounter,
+  ) {}
+
+  /**
+   * `quota`: `count` counts the call against the monthly quota (refused at the limit); `check`
+   * refuses at the limit without counting (publish); `skip` ignores the quota (unpublish, so a
+   * tenant at its limit can still take a page down). The rate decision comes first, so a
+   * suspended or over-quota tenant's refusal carries it too.
+   */
+  async admit(caller: Caller, opts: { quota: QuotaMode }): Promise<RateDecision> {
+    const { tenant } = caller;
+    const decision = await this.limitTenant(tenant);
+    if (tenant.suspended) {
+      throw withDecision(
+        new CairnError('tenant_suspended', 'This tenant is suspended; contact the operator.'),
+        decision,
+      );
+    }
+    const plan = PLANS[tenant.plan];
+    if (opts.quota !== 'skip') {
+      const month = monthKey(this.deps.clock.now());
+      const withinQuota =
+        opts.quota === 'count'
+          ? await this.requests.tryCount(tenant.id, month, plan.requestsPerMonth)
+          : (await this.requests.count(tenant.id, month)) < plan.requestsPerMonth;
+      if (!withinQuota) {
+        const err = new CairnError(
+          'quota_exceeded',
+          `Monthly request quota of ${plan.requestsPerMonth} reached on the ${tenant.plan} plan.`,
+          { upgradeUrl: this.deps.upgradeUrl },
+        );
+        throw withDecision(err, decision);
+      }
+    }
+    return decision;
+  }
+
+  /** The tenant's sliding window (100/s sustained, 200 burst); 429 beyond it. */
+  limitTenant(tenant: TenantRow): Promise<RateDecision> {
+    const plan = PLANS[tenant.plan];
+    return this.take(`tenant:${tenant.id}`, plan.rateLimitSustained, plan.rateLimitBurst);
+  }
+
+  /** A request that names no tenant: the client IP's own window, which also slows key guessing. */
+  limitAnonymous(ip: string): Promise<RateDecision> {
+    return this.take(`ip:${ip}`, ANONYMOUS_RATE_LIMIT.rateLimitSustained, ANONYMOUS_RATE_LIMIT.rateLimitBurst);
+  }
+
+  /** Public page endpoints share the page's tenant limit (spec) when the slug resolves; else the IP's. */
+  async limitPublicPage(slug: string, ip: string): Promise<RateDecision> {
+    const live = await this.pages.resolve(slug);
+    return live ? this.limitTenant(live.tenant) : this.limitAnonymous(ip);
+  }
+
+  private async take(key: string, sustainedPerSecond: number, burst: number): Promise<RateDecision> {
+    const decision = await this.deps.limiter.take(key, { sustainedPerSecond, burst }, this.deps.clock.now());
+    if (!decision.allowed) throw new RateLimitedError(decision);
+    return decision;
+  }
+}

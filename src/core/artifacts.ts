@@ -1,0 +1,55 @@
+import type { CoreDeps } from './context.js';
+import { encodeCursor } from './cursor.js';
+import { CairnError } from './errors.js';
+import { checkArtifactId, requireReadable } from './lifecycle.js';
+import { parseArtifactQuery, type RawQuery } from './list-query.js';
+import { type ArtifactRecord, artifactRecord } from './records.js';
+import type { Caller } from './tenants.js';
+import { toIso } from './time.js';
+
+export interface ArtifactPage {
+  artifacts: ArtifactRecord[];
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+/** Reads and soft deletes of artifact records. */
+export class ArtifactService {
+  constructor(private readonly deps: CoreDeps) {}
+
+  async get(caller: Caller, id: string): Promise<ArtifactRecord> {
+    checkArtifactId(id);
+    const { store, clock, origins } = this.deps;
+    // Both reads at once: on PostgreSQL that is one round trip of waiting instead of two.
+    const [found, page] = await Promise.all([
+      store.getArtifact(caller.tenant.id, id),
+      store.getPageForArtifact(caller.tenant.id, id),
+    ]);
+    return artifactRecord(requireReadable(found, clock.now()), page, origins);
+  }
+
+  async list(caller: Caller, raw: RawQuery): Promise<ArtifactPage> {
+    const { query, limit } = parseArtifactQuery(raw, this.deps.clock.now());
+    const rows = await this.deps.store.listArtifacts(caller.tenant.id, query);
+    const shown = rows.slice(0, limit);
+    const last = shown.at(-1);
+    const hasMore = rows.length > limit && last !== undefined;
+    return {
+      // Lists never carry the page summary (spec): it would cost a lookup per row.
+      artifacts: shown.map((row) => artifactRecord(row, null, this.deps.origins)),
+      next_cursor: hasMore ? encodeCursor([last.createdAt, last.id]) : null,
+      has_more: hasMore,
+    };
+  }
+
+  async softDelete(caller: Caller, id: string): Promise<{ artifact_id: string; deleted: true; deleted_at: string }> {
+    checkArtifactId(id);
+    const { store, clock } = this.deps;
+    const now = clock.now();
+    requireReadable(await store.getArtifact(caller.tenant.id, id), now);
+    const result = await store.softDeleteArtifact(caller.tenant.id, id, now);
+    // Someone else deleted it between our read and our write: the store says who changed the row.
+    if (!result?.deleted) throw new CairnError('artifact_already_deleted', 'Artifact was deleted.');
+    return { artifact_id: id, deleted: true, deleted_at: toIso(now) };
+  }
+}

@@ -1,0 +1,39 @@
+import type { AbuseSink } from '../ports/abuse-sink.js';
+import type { BlobStore } from '../ports/blob-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { MetadataStore } from '../ports/metadata-store.js';
+import type { RateLimiter } from '../ports/rate-limiter.js';
+import type { UrlSigner } from './signing.js';
+
+/** Public base URLs of the three listeners (plus the download host, which defaults to content). */
+export interface Origins {
+  api: string;
+  viewer: string;
+  content: string;
+  download: string;
+}
+
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** Everything a core service may use: ports and a few settings. No I/O library is imported by the core. */
+export interface CoreDeps {
+  store: MetadataStore;
+  blobs: BlobStore;
+  limiter: RateLimiter;
+  clock: Clock;
+  abuse: AbuseSink;
+  signer: UrlSigner;
+  /** Secret for content tokens (HS256). */
+  tokenSecret: string;
+  origins: Origins;
+  upgradeUrl: string;
+  /** Use the blob store's own presigned GET (S3) for download URLs, when it has one. */
+  directDownloads?: boolean;
+  log: Logger;
+}
+
+export const blobKey = (tenantId: string, contentHash: string) => `${tenantId}/${contentHash}`;

@@ -1,0 +1,89 @@
+/**
+ * The one error type of Cairn. Core services throw it; every edge (HTTP, CLI, MCP) renders it.
+ * `code` is the stable contract clients match on; `message` is for people and may change.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  ttl_exceeds_plan_limit: 400,
+  unauthorized: 401,
+  quota_exceeded: 403,
+  tenant_suspended: 403,
+  insufficient_scope: 403,
+  page_taken_down: 403,
+  origin_not_allowed: 403,
+  artifact_not_found: 404,
+  session_not_found: 404,
+  not_found: 404,
+  method_not_allowed: 405,
+  session_sealed: 409,
+  upload_not_found: 409,
+  artifact_already_deleted: 410,
+  artifact_expired: 410,
+  file_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  server_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorExtras {
+  /** Seconds until a retry may succeed (429, and 503 for a transient condition). */
+  retryAfterSeconds?: number;
+  /** Where a tenant can lift a plan limit. */
+  upgradeUrl?: string;
+  /**
+   * An HTTP status other than the code's own, for the few answers HTTP itself defines:
+   * 408/431 for requests that cannot be read (code `invalid_request`), 503 for a transient
+   * refusal (code `server_error`, with `retryAfterSeconds`).
+   */
+  status?: 408 | 431 | 503;
+}
+
+export class CairnError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly extras: ErrorExtras;
+
+  constructor(code: ErrorCode, message: string, extras: ErrorExtras = {}) {
+    super(message);
+    this.name = 'CairnError';
+    this.code = code;
+    this.status = extras.status ?? ERROR_STATUS[code];
+    this.extras = extras;
+  }
+}
+
+export function isCairnError(err: unknown): err is CairnError {
+  return err instanceof CairnError;
+}
+
+/** The wire envelope: `{error: {code, message, status, ...}}`. */
+export interface ErrorEnvelope {
+  error: {
+    code: string;
+    message: string;
+    status: number;
+    retry_after_seconds?: number;
+    retry_after?: number;
+    upgrade_url?: string;
+    request_id?: string;
+  };
+}
+
+export function toEnvelope(err: CairnError, requestId?: string): ErrorEnvelope {
+  const body: ErrorEnvelope['error'] = { code: err.code, message: err.message, status: err.status };
+  if (err.extras.retryAfterSeconds !== undefined) {
+    body.retry_after_seconds = err.extras.retryAfterSeconds;
+    body.retry_after = err.extras.retryAfterSeconds;
+  }
+  if (err.extras.upgradeUrl !== undefined) body.upgrade_url = err.extras.upgradeUrl;
+  if (requestId !== undefined && err.status >= 500) body.request_id = requestId;
+  return { error: body };
+}
+
+export const invalid = (message: string) => new CairnError('invalid_request', message);
+/** 503: a transient refusal (shutting down, storage busy) the client should simply retry later. */
+export const unavailable = (message: string, retryAfterSeconds: number) =>
+  new CairnError('server_error', message, { status: 503, retryAfterSeconds });
+export const artifactNotFound = () => new CairnError('artifact_not_found', 'Artifact not found.');

@@ -1,0 +1,49 @@
+import { AccessService } from './access.js';
+import { ArtifactService } from './artifacts.js';
+import type { CoreDeps } from './context.js';
+import { PageService } from './pages.js';
+import { Argon2idHasher } from './passwords.js';
+import { PresignedUploadService } from './presigned.js';
+import { RequestCounter } from './request-counter.js';
+import { SessionService } from './sessions.js';
+import { SharingService } from './sharing.js';
+import { Sweeper } from './sweeper.js';
+import { TenantService } from './tenants.js';
+import { UploadService } from './upload.js';
+
+/** The core services, built once over the ports by the composition root. */
+export interface Core {
+  deps: CoreDeps;
+  tenants: TenantService;
+  access: AccessService;
+  /** The monthly request counters, counted in memory and flushed in batches (serve starts its timer). */
+  requests: RequestCounter;
+  uploads: UploadService;
+  presigned: PresignedUploadService;
+  artifacts: ArtifactService;
+  sharing: SharingService;
+  sessions: SessionService;
+  pages: PageService;
+  sweeper: Sweeper;
+}
+
+export function createCore(deps: CoreDeps): Core {
+  const uploads = new UploadService(deps);
+  const pages = new PageService(deps, new Argon2idHasher());
+  const requests = new RequestCounter(deps.store, (err) =>
+    deps.log.warn({ err: String(err) }, 'request counts not written yet; will retry'),
+  );
+  return {
+    deps,
+    tenants: new TenantService(deps, requests),
+    access: new AccessService(deps, pages, requests),
+    requests,
+    uploads,
+    presigned: new PresignedUploadService(deps, uploads),
+    artifacts: new ArtifactService(deps),
+    sharing: new SharingService(deps),
+    sessions: new SessionService(deps),
+    pages,
+    sweeper: new Sweeper(deps),
+  };
+}

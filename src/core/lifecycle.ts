@@ -1,0 +1,41 @@
+import type { Clock } from '../ports/clock.js';
+import type { ArtifactRow, MetadataStore } from '../ports/metadata-store.js';
+import { artifactNotFound, CairnError } from './errors.js';
+import { ARTIFACT_ID } from './ids.js';
+
+/**
+ * The read rule every route shares: unknown (or another tenant's, or still pending) → 404,
+ * soft-deleted → 410 `artifact_already_deleted`, past its TTL → 410 `artifact_expired`, even
+ * before the sweeper has marked it.
+ */
+export function requireReadable(row: ArtifactRow | null, now: number): ArtifactRow {
+  if (!row || row.status === 'pending') throw artifactNotFound();
+  if (row.status === 'deleted') throw new CairnError('artifact_already_deleted', 'Artifact was deleted.');
+  if (row.status === 'expired' || (row.expiresAt !== null && row.expiresAt <= now)) {
+    throw new CairnError('artifact_expired', 'Artifact has expired.');
+  }
+  return row;
+}
+
+/** True when the artifact may be served right now (same rule, as a boolean, for public routes). */
+export function isServable(row: ArtifactRow, now: number): boolean {
+  return row.status === 'active' && (row.expiresAt === null || row.expiresAt > now);
+}
+
+/** Ids that cannot exist are simply not found: no need to ask the store. */
+export function checkArtifactId(id: string): void {
+  if (!ARTIFACT_ID.test(id)) throw artifactNotFound();
+}
+
+/** Rows per transaction when a read settles its tenant's expiry itself. */
+const SETTLE_BATCH = 500;
+
+/**
+ * Expires the tenant's artifacts that are past their TTL now, so the usage read next (storage,
+ * active links, session counts, and the quotas built on them) is exact instead of trailing the
+ * sweeper by up to an interval. Costs one indexed read when nothing is due.
+ */
+export async function settleExpiry(deps: { store: MetadataStore; clock: Clock }, tenantId: string): Promise<void> {
+  const now = deps.clock.now();
+  for (let n = SETTLE_BATCH; n === SETTLE_BATCH; ) n = await deps.store.expireArtifacts(now, SETTLE_BATCH, tenantId);
+}

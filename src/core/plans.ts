@@ -1,0 +1,74 @@
+/** Every plan limit of the spec's Plans table (plus active links from API.md), in one place. */
+export type PlanName = 'free' | 'pro';
+
+export interface PlanLimits {
+  storageBytes: number;
+  requestsPerMonth: number;
+  maxTtlSeconds: number;
+  apiKeys: number;
+  activeLinks: number;
+  rateLimitSustained: number;
+  rateLimitBurst: number;
+  presignedUpload: boolean;
+  passwordPages: boolean;
+}
+
+const GB = 1_000_000_000;
+const DAY = 86_400;
+
+export const PLANS: Record<PlanName, PlanLimits> = {
+  free: {
+    storageBytes: 1 * GB,
+    requestsPerMonth: 10_000,
+    maxTtlSeconds: 90 * DAY,
+    apiKeys: 10,
+    activeLinks: 100,
+    rateLimitSustained: 100,
+    rateLimitBurst: 200,
+    presignedUpload: false,
+    passwordPages: false,
+  },
+  pro: {
+    storageBytes: 50 * GB,
+    requestsPerMonth: 100_000,
+    maxTtlSeconds: 365 * DAY,
+    apiKeys: 50,
+    activeLinks: 1_000,
+    rateLimitSustained: 100,
+    rateLimitBurst: 200,
+    presignedUpload: true,
+    passwordPages: true,
+  },
+};
+
+/**
+ * Requests that name no tenant (no key or a bad one, /health, unknown routes, public page calls
+ * whose slug does not resolve) are limited per client IP, at the plans' rate.
+ */
+export const ANONYMOUS_RATE_LIMIT = { rateLimitSustained: 100, rateLimitBurst: 200 } as const;
+
+export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
+
+export function isPlanName(s: string): s is PlanName {
+  return s === 'free' || s === 'pro';
+}
+
+/** Size limits of the Limits table. */
+export const LIMITS = {
+  multipartBytes: 500 * 1_000_000,
+  jsonDecodedBytes: 10 * 1_000_000,
+  presignedBytes: 5 * 1024 * 1024 * 1024,
+  metadataBytes: 8 * 1024,
+  /** Levels of nested objects and arrays in metadata, the metadata object itself being level 1. */
+  metadataDepth: 32,
+  listDefault: 50,
+  listMax: 200,
+  defaultTtlSeconds: 30 * DAY,
+  linkDefaultSeconds: 7 * DAY,
+  linkMaxSeconds: 30 * DAY,
+  downloadUrlSeconds: 3600,
+  idempotencySeconds: DAY,
+  softDeleteRetentionSeconds: 30 * DAY,
+  contentTokenSeconds: 300,
+  reportDetailChars: 2000,
+} as const;

@@ -1,0 +1,184 @@
+import type { Readable } from 'node:stream';
+import type { ArtifactRow } from '../ports/metadata-store.js';
+import { blobKey, type CoreDeps } from './context.js';
+import { CairnError, invalid } from './errors.js';
+import { checkArtifactId, requireReadable, settleExpiry } from './lifecycle.js';
+import { LIMITS, PLANS } from './plans.js';
+import { type ArtifactRecord, artifactRecord } from './records.js';
+import type { Caller } from './tenants.js';
+import { toIso } from './time.js';
+import { buildArtifactRow, sealed, type UploadRequest, type UploadService } from './upload.js';
+import { optionalLabel } from './validation.js';
+
+const UPLOAD_PURPOSE = 'presigned-upload';
+/** How long the PUT URL stays valid. */
+export const UPLOAD_URL_SECONDS = 3600;
+/** Pending uploads never completed are purged after this. */
+export const PENDING_RETENTION_MS = 24 * 3600 * 1000;
+
+export interface UploadUrlRequest extends UploadRequest {
+  sizeBytes?: unknown;
+}
+
+export interface UploadTicket {
+  artifact_id: string;
+  status: 'pending';
+  upload_url: string;
+  upload_expires_at: string;
+  upload_method: 'PUT';
+  upload_headers: Record<string, string>;
+}
+
+/** Object storage receives the bytes itself; the landing key is where they wait for `complete`. */
+const landingKey = (tenantId: string, artifactId: string) => `uploads/${tenantId}/${artifactId}`;
+
+/**
+ * Large-file uploads in three steps (Pro only): a pending artifact and a PUT URL, the PUT of the
+ * bytes (straight to object storage when it can sign URLs, else to Cairn's own signed endpoint),
+ * then `complete`, which hashes what arrived, dedups it and makes the artifact visible.
+ */
+export class PresignedUploadService {
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly uploads: UploadService,
+  ) {}
+
+  async requestUrl(caller: Caller, req: UploadUrlRequest): Promise<UploadTicket> {
+    const { store, blobs, clock, signer, origins, upgradeUrl } = this.deps;
+    await settleExpiry(this.deps, caller.tenant.id);
+    const tenant = (await store.getTenant(caller.tenant.id)) ?? caller.tenant;
+    const plan = PLANS[tenant.plan];
+    if (!plan.presignedUpload) {
+      throw new CairnError(
+        'quota_exceeded',
+        'Presigned uploads are a Pro feature; use a multipart upload (up to 500 MB).',
+        {
+          upgradeUrl,
+        },
+      );
+    }
+    const size = req.sizeBytes;
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > LIMITS.presignedBytes) {
+      throw invalid(`size_bytes must be an integer from 1 to ${LIMITS.presignedBytes} (5 GiB).`);
+    }
+    const now = clock.now();
+    const row = buildArtifactRow(
+      tenant.id,
+      tenant.plan,
+      req,
+      { sizeBytes: size, sha256: '' },
+      now,
+      upgradeUrl,
+      'pending',
+    );
+    if (tenant.storageBytes + size > plan.storageBytes) throw this.uploads.storageFull(tenant.plan);
+    const session = optionalLabel(req.sessionId, 'session_id');
+    if (session !== null && (await store.getSession(tenant.id, session))?.sealedAt != null) throw sealed(session);
+    await store.insertArtifact({ artifact: row, storageLimitBytes: plan.storageBytes });
+
+    const expiresAt = Math.floor(now / 1000) + UPLOAD_URL_SECONDS;
+    let url: string;
+    let headers: Record<string, string> = {};
+    if (blobs.presignUpload) {
+      ({ url, headers } = await blobs.presignUpload(landingKey(tenant.id, row.id), size, UPLOAD_URL_SECONDS));
+    } else {
+      url = `${origins.api}/v1/uploads/${row.id}?exp=${expiresAt}&sig=${signer.sign(UPLOAD_PURPOSE, row.id, expiresAt)}`;
+    }
+    return {
+      artifact_id: row.id,
+      status: 'pending',
+      upload_url: url,
+      upload_expires_at: toIso(expiresAt * 1000),
+      upload_method: 'PUT',
+      upload_headers: headers,
+    };
+  }
+
+  /** Cairn's own PUT endpoint, for blob stores that cannot sign one. The signature is the authority. */
+  async receive(
+    id: string,
+    exp: string | undefined,
+    sig: string | undefined,
+    source: Readable,
+  ): Promise<{ artifact_id: string; size_bytes: number }> {
+    const { store, signer, clock } = this.deps;
+    const valid =
+      exp !== undefined &&
+      sig !== undefined &&
+      /^\d{1,12}$/.test(exp) &&
+      signer.verify(UPLOAD_PURPOSE, id, Number(exp), sig, clock.now());
+    const found = valid ? await store.getArtifactAnyTenant(id) : null;
+    if (found?.artifact.status !== 'pending' || found.tenant.suspended) {
+      source.resume();
+      throw new CairnError('upload_not_found', 'This upload URL is invalid, expired or already completed.');
+    }
+    const { artifact } = found;
+    const staged = await this.uploads.stage(source, artifact.sizeBytes);
+    try {
+      if (staged.sizeBytes !== artifact.sizeBytes) {
+        throw invalid(`Expected ${artifact.sizeBytes} bytes (the declared size_bytes), received ${staged.sizeBytes}.`);
+      }
+      await this.uploads.pin(artifact.tenantId, staged);
+      await this.deps.blobs.commit(staged, blobKey(artifact.tenantId, staged.sha256));
+    } finally {
+      await this.deps.blobs.discard(staged);
+    }
+    if (!(await store.setPendingContent(artifact.tenantId, id, staged.sha256, staged.sizeBytes))) {
+      throw new CairnError('upload_not_found', 'This upload was completed or removed meanwhile.');
+    }
+    return { artifact_id: id, size_bytes: staged.sizeBytes };
+  }
+
+  /**
+   * Idempotent: completing an already complete upload returns its record. On object storage the
+   * landed object is kept until the artifact is active, so a failure at any step before that
+   * (hashing, pinning, the copy, the store) leaves everything a retry needs.
+   */
+  async complete(caller: Caller, id: string): Promise<ArtifactRecord> {
+    checkArtifactId(id);
+    const { store, blobs, clock, origins } = this.deps;
+    const tenantId = caller.tenant.id;
+    let row = await store.getArtifact(tenantId, id);
+    if (row?.status === 'pending' && row.contentHash === '' && blobs.stageLanded) {
+      row = await this.takeLanded(tenantId, row);
+    }
+    if (row?.status === 'pending') {
+      if (row.contentHash === '')
+        throw new CairnError('upload_not_found', 'The bytes have not been uploaded yet; PUT them to upload_url first.');
+      await settleExpiry(this.deps, tenantId);
+      const tenant = (await store.getTenant(tenantId)) ?? caller.tenant;
+      row = await store.activateArtifact(tenantId, id, PLANS[tenant.plan].storageBytes, clock.now());
+    }
+    const readable = requireReadable(row, clock.now());
+    await this.dropLanded(tenantId, id);
+    return artifactRecord(readable, await store.getPageForArtifact(tenantId, id), origins);
+  }
+
+  /** Hashes the landed bytes, makes them durable under their content address and records them. */
+  private async takeLanded(tenantId: string, row: ArtifactRow): Promise<ArtifactRow | null> {
+    const { store, blobs } = this.deps;
+    const staged = await blobs.stageLanded?.(landingKey(tenantId, row.id), row.sizeBytes);
+    // Nothing landed, or a concurrent complete finished and dropped it: the row says which.
+    if (!staged) return store.getArtifact(tenantId, row.id);
+    try {
+      if (staged.sizeBytes !== row.sizeBytes) {
+        throw invalid(`Expected ${row.sizeBytes} bytes (the declared size_bytes), received ${staged.sizeBytes}.`);
+      }
+      await this.uploads.pin(tenantId, staged);
+      await blobs.commit(staged, blobKey(tenantId, staged.sha256));
+      await store.setPendingContent(tenantId, row.id, staged.sha256, staged.sizeBytes);
+    } finally {
+      await blobs.discard(staged);
+    }
+    return store.getArtifact(tenantId, row.id);
+  }
+
+  /** The artifact is active: its landed copy is no longer needed (the sweeper gets any it misses). */
+  private async dropLanded(tenantId: string, id: string): Promise<void> {
+    try {
+      await this.deps.blobs.dropLanded?.(landingKey(tenantId, id));
+    } catch (err) {
+      this.deps.log.warn({ err: String(err), artifactId: id }, 'could not remove a landed upload; the sweeper will');
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import type { CoreDeps } from './context.js';
+import { encodeCursor } from './cursor.js';
+import { CairnError } from './errors.js';
+import { settleExpiry } from './lifecycle.js';
+import { parseSessionQuery, type RawQuery } from './list-query.js';
+import { type SessionRecord, sessionRecord } from './records.js';
+import type { Caller } from './tenants.js';
+import { toIso } from './time.js';
+import { checkLabel } from './validation.js';
+
+export class SessionService {
+  constructor(private readonly deps: CoreDeps) {}
+
+  async list(caller: Caller, raw: RawQuery) {
+    const { query, limit } = parseSessionQuery(raw);
+    await settleExpiry(this.deps, caller.tenant.id);
+    const rows = await this.deps.store.listSessions(caller.tenant.id, query);
+    const shown = rows.slice(0, limit);
+    const last = shown.at(-1);
+    const hasMore = rows.length > limit && last !== undefined;
+    return {
+      sessions: shown.map(sessionRecord),
+      next_cursor: hasMore ? encodeCursor([last.lastArtifactAt, last.sessionId]) : null,
+      has_more: hasMore,
+    };
+  }
+
+  async get(caller: Caller, sessionId: string): Promise<SessionRecord> {
+    const row = await this.deps.store.getSession(caller.tenant.id, this.checkId(sessionId));
+    if (!row) throw notFound(sessionId);
+    return sessionRecord(row);
+  }
+
+  /** Irreversible; sealing again answers with the original `sealed_at`. */
+  async seal(caller: Caller, sessionId: string) {
+    const id = this.checkId(sessionId);
+    await settleExpiry(this.deps, caller.tenant.id);
+    const row = await this.deps.store.sealSession(caller.tenant.id, id, this.deps.clock.now());
+    if (!row || row.sealedAt === null) throw notFound(sessionId);
+    return {
+      session_id: row.sessionId,
+      status: 'sealed' as const,
+      sealed_at: toIso(row.sealedAt),
+      artifact_count: row.artifactCount,
+    };
+  }
+
+  private checkId(sessionId: string): string {
+    try {
+      return checkLabel(sessionId, 'session_id');
+    } catch {
+      throw notFound(sessionId);
+    }
+  }
+}
+
+const notFound = (id: string) =>
+  new CairnError('session_not_found', `No session '${id.slice(0, 128)}' in this tenant.`);

@@ -1,0 +1,120 @@
+import type { ArtifactRow, TenantRow } from '../ports/metadata-store.js';
+import { blobKey, type CoreDeps } from './context.js';
+import { CairnError, invalid } from './errors.js';
+import { LINK_ID, newLinkId } from './ids.js';
+import { checkArtifactId, isServable, requireReadable, settleExpiry } from './lifecycle.js';
+import { LIMITS, PLANS } from './plans.js';
+import type { Caller } from './tenants.js';
+import { toIso } from './time.js';
+
+const DOWNLOAD_PURPOSE = 'download';
+
+export interface DownloadUrl {
+  download_url: string;
+  expires_in: number;
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+}
+
+export interface LinkRecord {
+  link_id: string;
+  url: string;
+  artifact_id: string;
+  expires_at: string;
+  created_at: string;
+}
+
+/** Something the content origin may stream to an anonymous client. */
+export interface Servable {
+  artifact: ArtifactRow;
+  tenant: TenantRow;
+}
+
+/**
+ * Two ways to hand bytes to someone without a key: a private signed URL (one hour, for the
+ * caller itself) and a download link (a shareable `lnk_` URL with its own lifetime and quota).
+ * Both are served by the content origin and both stop working the moment the artifact goes.
+ */
+export class SharingService {
+  constructor(private readonly deps: CoreDeps) {}
+
+  async downloadUrl(caller: Caller, id: string): Promise<DownloadUrl> {
+    checkArtifactId(id);
+    const { store, clock, signer, origins } = this.deps;
+    const now = clock.now();
+    const row = requireReadable(await store.getArtifact(caller.tenant.id, id), now);
+    const exp = Math.floor(now / 1000) + LIMITS.downloadUrlSeconds;
+    const { blobs, directDownloads } = this.deps;
+    const url =
+      directDownloads && blobs.presignGet
+        ? await blobs.presignGet(
+            blobKey(row.tenantId, row.contentHash),
+            row.filename,
+            row.contentType,
+            LIMITS.downloadUrlSeconds,
+          )
+        : `${origins.content}/d/${id}?exp=${exp}&sig=${signer.sign(DOWNLOAD_PURPOSE, id, exp)}`;
+    return {
+      download_url: url,
+      expires_in: LIMITS.downloadUrlSeconds,
+      filename: row.filename,
+      content_type: row.contentType,
+      size_bytes: row.sizeBytes,
+    };
+  }
+
+  /** Resolves a signed download URL; null (→ a bare 404) for anything invalid, expired or gone. */
+  async resolveSigned(id: string, exp: string | undefined, sig: string | undefined): Promise<Servable | null> {
+    if (exp === undefined || sig === undefined || !/^\d{1,12}$/.test(exp)) return null;
+    const now = this.deps.clock.now();
+    if (!this.deps.signer.verify(DOWNLOAD_PURPOSE, id, Number(exp), sig, now)) return null;
+    return this.servable(await this.deps.store.getArtifactAnyTenant(id), now);
+  }
+
+  async createLink(caller: Caller, id: string, expiresIn: unknown): Promise<LinkRecord> {
+    checkArtifactId(id);
+    const seconds = expiresIn === undefined || expiresIn === null ? LIMITS.linkDefaultSeconds : expiresIn;
+    if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > LIMITS.linkMaxSeconds) {
+      throw invalid(`expires_in must be an integer number of seconds from 1 to ${LIMITS.linkMaxSeconds} (30 days).`);
+    }
+    const { store, clock, origins } = this.deps;
+    const now = clock.now();
+    requireReadable(await store.getArtifact(caller.tenant.id, id), now);
+    const link = {
+      id: newLinkId(),
+      tenantId: caller.tenant.id,
+      artifactId: id,
+      createdAt: now,
+      expiresAt: now + seconds * 1000,
+    };
+    const max = PLANS[caller.tenant.plan].activeLinks;
+    // Links of artifacts that expired since the last sweep must not hold places under the cap.
+    await settleExpiry(this.deps, caller.tenant.id);
+    if (!(await store.createLink(link, max, now))) {
+      throw new CairnError('quota_exceeded', `The ${caller.tenant.plan} plan allows ${max} active links.`, {
+        upgradeUrl: this.deps.upgradeUrl,
+      });
+    }
+    return {
+      link_id: link.id,
+      url: `${origins.download}/${link.id}`,
+      artifact_id: id,
+      expires_at: toIso(link.expiresAt),
+      created_at: toIso(now),
+    };
+  }
+
+  async resolveLink(linkId: string): Promise<Servable | null> {
+    if (!LINK_ID.test(linkId)) return null;
+    const found = await this.deps.store.getLink(linkId);
+    const now = this.deps.clock.now();
+    if (!found || found.link.expiresAt <= now) return null;
+    return this.servable(found, now);
+  }
+
+  private servable(found: Servable | null, now: number): Servable | null {
+    if (!found || found.tenant.suspended || !isServable(found.artifact, now)) return null;
+    return found;
+  }
+}

@@ -1,0 +1,108 @@
+import { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS } from './blob-claims.js';
+import type { CoreDeps } from './context.js';
+import { blobKey } from './context.js';
+import { LIMITS } from './plans.js';
+import { PENDING_RETENTION_MS } from './presigned.js';
+
+export interface SweepReport {
+  expired: number;
+  purged: number;
+  orphansMarked: number;
+  blobsDeleted: number;
+  idempotencyPurged: number;
+  linksPurged: number;
+  pendingPurged: number;
+  /** Objects that presigned uploads left in object storage and no one completed in time. */
+  landingsSwept: number;
+}
+
+export { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS };
+
+/**
+ * The background sweeper. Every step is a bounded batch in its own transaction, and every step
+ * is idempotent, so several instances may run at once and a sweeper killed half-way leaves work
+ * the next run simply finishes.
+ */
+export class Sweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<SweepReport> | null = null;
+
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly batch = 500,
+    /** Upper bound on batches per step per run, so one run never monopolises the store. */
+    private readonly maxBatches = 200,
+  ) {}
+
+  async runOnce(): Promise<SweepReport> {
+    const { store, blobs, clock } = this.deps;
+    const now = clock.now();
+    const retention = LIMITS.softDeleteRetentionSeconds * 1000;
+    const report: SweepReport = {
+      expired: await this.drain((n) => store.expireArtifacts(now, n)),
+      purged: await this.drain((n) => store.purgeArtifacts(now - retention, now - retention, n)),
+      // Before the orphan mark, so the bytes of an abandoned upload start their grace period now.
+      pendingPurged: await this.drain((n) => store.purgePendingUploads(now - PENDING_RETENTION_MS, n)),
+      orphansMarked: await this.drain((n) => store.markOrphanBlobs(now, n)),
+      blobsDeleted: 0,
+      idempotencyPurged: await this.drain((n) => store.purgeIdempotency(now - LIMITS.idempotencySeconds * 1000, n)),
+      linksPurged: await this.drain((n) => store.purgeDeadLinks(now, n)),
+      // Landed at or after its pending row was created, so older than the retention means
+      // abandoned (a completed upload drops its own; this also catches a drop that failed).
+      landingsSwept: blobs.sweepLandings ? await blobs.sweepLandings(now - PENDING_RETENTION_MS) : 0,
+    };
+    for (let i = 0; i < this.maxBatches; i++) {
+      const claimedAt = clock.now();
+      const claimed = await store.claimOrphanBlobs(
+        now - ORPHAN_GRACE_MS,
+        claimedAt - STALE_CLAIM_MS,
+        claimedAt,
+        this.batch,
+      );
+      for (const ref of claimed) {
+        // Past this, another sweeper could soon take the claim over, finish, and let an upload
+        // store the bytes again, which a late delete here would then destroy. The blobs left
+        // claimed are finished by a later run once the claim is stale.
+        if (clock.now() - ref.claimedAt > CLAIM_WORK_MS) return report;
+        // Bytes first, row second: a crash in between leaves a claimed row that a later run finishes.
+        await blobs.delete(blobKey(ref.tenantId, ref.contentHash));
+        await store.forgetBlob(ref);
+        report.blobsDeleted++;
+      }
+      if (claimed.length < this.batch) break;
+    }
+    return report;
+  }
+
+  private async drain(step: (batch: number) => Promise<number>): Promise<number> {
+    let total = 0;
+    for (let i = 0; i < this.maxBatches; i++) {
+      const n = await step(this.batch);
+      total += n;
+      if (n < this.batch) break;
+    }
+    return total;
+  }
+
+  start(intervalMs: number): void {
+    if (intervalMs <= 0 || this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.runOnce()
+        .catch((err: unknown) => {
+          this.deps.log.error({ err }, 'sweeper run failed');
+          return null as unknown as SweepReport;
+        })
+        .finally(() => {
+          this.running = null;
+        });
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}

@@ -1,0 +1,213 @@
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { StagedBlob } from '../ports/blob-store.js';
+import type { ArtifactRow, IdempotentResponse } from '../ports/metadata-store.js';
+import { STALE_CLAIM_MS } from './blob-claims.js';
+import { resolveContentType } from './content-type.js';
+import { blobKey, type CoreDeps } from './context.js';
+import { CairnError, invalid, unavailable } from './errors.js';
+import { newArtifactId } from './ids.js';
+import { settleExpiry } from './lifecycle.js';
+import { LIMITS, PLANS, type PlanName } from './plans.js';
+import { artifactRecord } from './records.js';
+import type { Caller } from './tenants.js';
+import { expiresAtFor } from './ttl.js';
+import { checkContentType, checkFilename, checkMetadata, optionalLabel, parseBooleanFlag } from './validation.js';
+
+/** Upload fields as they arrive from any edge, not yet validated. */
+export interface UploadRequest {
+  filename?: unknown;
+  contentType?: unknown;
+  /** The type the transport labelled the bytes with (a multipart part's Content-Type). */
+  partType?: string;
+  sessionId?: unknown;
+  agentId?: unknown;
+  ttl?: unknown;
+  metadata?: unknown;
+  transcript?: unknown;
+}
+
+export interface UploadResult extends IdempotentResponse {
+  replayed: boolean;
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function checkIdempotencyKey(key: string | undefined): string | undefined {
+  if (key === undefined) return undefined;
+  if (!IDEMPOTENCY_KEY.test(key)) throw invalid('Idempotency-Key must be 1-255 printable ASCII characters.');
+  return key;
+}
+
+/**
+ * The upload path shared by multipart, JSON and (later) presigned uploads:
+ * check what can be checked before the bytes, stream them to staging while hashing, then
+ * validate, pin the blob, make the bytes durable and insert the row in one transaction.
+ * A failure at any step leaves no artifact, and no staged bytes.
+ */
+/** How long an upload waits for a sweeper's delete of the same bytes to finish: 100 × 100 ms. */
+export interface PinWait {
+  attempts: number;
+  delayMs: number;
+}
+
+/**
+ * Seconds a client is told to wait when the bytes stay claimed for deletion: a claim that outlived
+ * the whole wait belongs to a sweeper that died, and is taken over once it is stale.
+ */
+export const PIN_RETRY_AFTER_SECONDS = Math.ceil(STALE_CLAIM_MS / 2000);
+
+export class UploadService {
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly pinWait: PinWait = { attempts: 100, delayMs: 100 },
+  ) {}
+
+  /** Before any bytes: an earlier response for this idempotency key, if any. */
+  async replay(caller: Caller, idempotencyKey: string | undefined): Promise<UploadResult | null> {
+    if (idempotencyKey === undefined) return null;
+    const response = await this.deps.store.getIdempotency(
+      caller.tenant.id,
+      idempotencyKey,
+      this.deps.clock.now() - LIMITS.idempotencySeconds * 1000,
+    );
+    return response ? { ...response, replayed: true } : null;
+  }
+
+  /** Fails fast on what is already known, so a doomed upload is refused before its bytes are read. */
+  async precheck(caller: Caller, req: UploadRequest): Promise<void> {
+    const { store } = this.deps;
+    const session = optionalLabel(req.sessionId, 'session_id');
+    if (req.ttl !== undefined) expiresAtFor(req.ttl, caller.tenant.plan, this.deps.clock.now(), this.deps.upgradeUrl);
+    if (session !== null) {
+      const row = await store.getSession(caller.tenant.id, session);
+      if (row?.sealedAt != null) throw sealed(session);
+    }
+    await settleExpiry(this.deps, caller.tenant.id);
+    const tenant = await store.getTenant(caller.tenant.id);
+    if (tenant && tenant.storageBytes >= PLANS[tenant.plan].storageBytes) throw this.storageFull(tenant.plan);
+  }
+
+  stage(source: Readable, maxBytes: number): Promise<StagedBlob> {
+    return this.deps.blobs.stage(source, maxBytes);
+  }
+
+  async finish(
+    caller: Caller,
+    req: UploadRequest,
+    staged: StagedBlob,
+    idempotencyKey: string | undefined,
+  ): Promise<UploadResult> {
+    try {
+      return await this.commit(caller, req, staged, idempotencyKey);
+    } finally {
+      await this.deps.blobs.discard(staged);
+    }
+  }
+
+  private async commit(
+    caller: Caller,
+    req: UploadRequest,
+    staged: StagedBlob,
+    idempotencyKey: string | undefined,
+  ): Promise<UploadResult> {
+    const { store, blobs, clock, origins } = this.deps;
+    // The bytes may have taken long to arrive; storage freed by expiry meanwhile counts.
+    await settleExpiry(this.deps, caller.tenant.id);
+    const now = clock.now();
+    const tenant = (await store.getTenant(caller.tenant.id)) ?? caller.tenant;
+    const row = this.buildRow(tenant.id, tenant.plan, req, staged, now);
+    const limit = PLANS[tenant.plan].storageBytes;
+    // A session field that came after the file part was not prechecked: refuse before the bytes land.
+    if (row.sessionId !== null && (await store.getSession(tenant.id, row.sessionId))?.sealedAt != null) {
+      throw sealed(row.sessionId);
+    }
+
+    if (tenant.storageBytes + staged.sizeBytes > limit && !(await store.blobIsLive(tenant.id, staged.sha256))) {
+      throw this.storageFull(tenant.plan);
+    }
+    await this.pin(tenant.id, staged);
+    await blobs.commit(staged, blobKey(tenant.id, staged.sha256));
+
+    const response: IdempotentResponse = { status: 201, body: JSON.stringify(artifactRecord(row, null, origins)) };
+    const result = await store.insertArtifact({
+      artifact: row,
+      storageLimitBytes: limit,
+      ...(idempotencyKey === undefined
+        ? {}
+        : { idempotency: { key: idempotencyKey, notBefore: now - LIMITS.idempotencySeconds * 1000, response } }),
+    });
+    if (result.kind === 'replay') return { ...result.response, replayed: true };
+    return { ...response, replayed: false };
+  }
+
+  private buildRow(tenantId: string, plan: PlanName, req: UploadRequest, staged: StagedBlob, now: number): ArtifactRow {
+    return buildArtifactRow(
+      tenantId,
+      plan,
+      req,
+      { sizeBytes: staged.sizeBytes, sha256: staged.sha256 },
+      now,
+      this.deps.upgradeUrl,
+    );
+  }
+
+  /** Pins the blob against the sweeper; waits out a delete claim that is in progress. */
+  async pin(tenantId: string, staged: StagedBlob): Promise<void> {
+    for (let attempt = 0; attempt < this.pinWait.attempts; attempt++) {
+      const state = await this.deps.store.pinBlob(tenantId, staged.sha256, staged.sizeBytes, this.deps.clock.now());
+      if (state === 'pinned') return;
+      await sleep(this.pinWait.delayMs);
+    }
+    throw unavailable(
+      `Storage is busy cleaning up this content; retry in ${PIN_RETRY_AFTER_SECONDS} s.`,
+      PIN_RETRY_AFTER_SECONDS,
+    );
+  }
+
+  storageFull(plan: PlanName) {
+    return new CairnError(
+      'quota_exceeded',
+      `Storage quota of the ${plan} plan (${PLANS[plan].storageBytes} bytes) would be exceeded.`,
+      { upgradeUrl: this.deps.upgradeUrl },
+    );
+  }
+}
+
+export const sealed = (session: string) =>
+  new CairnError('session_sealed', `Session ${session} is sealed; it accepts no more uploads.`);
+
+/**
+ * Validates upload fields into an artifact row: filename, labels, metadata (with the transcript
+ * convention), content type resolution and TTL. Shared by direct and presigned uploads.
+ */
+export function buildArtifactRow(
+  tenantId: string,
+  plan: PlanName,
+  req: UploadRequest,
+  content: { sizeBytes: number; sha256: string },
+  now: number,
+  upgradeUrl: string,
+  status: ArtifactRow['status'] = 'active',
+): ArtifactRow {
+  const filename = checkFilename(req.filename);
+  const transcript = parseBooleanFlag(req.transcript, 'transcript');
+  const metadata = { ...checkMetadata(req.metadata) };
+  if (transcript && metadata.type === undefined) metadata.type = 'transcript';
+  const declared = checkContentType(req.contentType) ?? (transcript ? 'application/x-ndjson' : undefined);
+  return {
+    id: newArtifactId(),
+    tenantId,
+    filename,
+    contentType: resolveContentType(filename, declared, req.partType),
+    sizeBytes: content.sizeBytes,
+    contentHash: content.sha256,
+    metadata: checkMetadata(metadata),
+    sessionId: optionalLabel(req.sessionId, 'session_id'),
+    agentId: optionalLabel(req.agentId, 'agent_id'),
+    createdAt: now,
+    expiresAt: expiresAtFor(req.ttl, plan, now, upgradeUrl),
+    deletedAt: null,
+    status,
+  };
+}

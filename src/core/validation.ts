@@ -1,0 +1,110 @@
+import { isValidContentType } from './content-type.js';
+import { invalid } from './errors.js';
+import { LABEL } from './ids.js';
+import { LIMITS } from './plans.js';
+
+export const METADATA_KEY = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+
+/** A filename as a person would type it: no path, no control characters, at most 255 bytes. */
+export function checkFilename(name: unknown, field = 'filename'): string {
+  if (typeof name !== 'string' || name.trim() === '')
+    throw invalid(`${field} is required and must be a non-empty string.`);
+  if (Buffer.byteLength(name, 'utf8') > 255) throw invalid(`${field} must be at most 255 bytes.`);
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw invalid(`${field} must not contain control characters.`);
+  if (/[/\\]/.test(name)) throw invalid(`${field} must be a bare file name, without '/' or '\\'.`);
+  if (name === '.' || name === '..') throw invalid(`${field} must be a file name.`);
+  return name;
+}
+
+export function checkLabel(value: unknown, field: 'session_id' | 'agent_id'): string {
+  if (typeof value !== 'string' || !LABEL.test(value)) {
+    throw invalid(`${field} must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$.`);
+  }
+  return value;
+}
+
+export function optionalLabel(value: unknown, field: 'session_id' | 'agent_id'): string | null {
+  if (value === undefined || value === null || value === '') return null;
+  return checkLabel(value, field);
+}
+
+export function checkContentType(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string' || !isValidContentType(value.trim())) {
+    throw invalid('content_type must be a MIME type such as text/markdown.');
+  }
+  const [type = '', ...params] = value.trim().split(';');
+  return [type.trim().toLowerCase(), ...params.map((p) => p.trim())].join('; ');
+}
+
+/** A JSON object of at most 8 KB and 32 levels, with keys of the spec's pattern. */
+export function checkMetadata(value: unknown): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw invalid('metadata must be a JSON object.');
+  // Before anything recursive: JSON.stringify of a value nested thousands deep overflows the stack.
+  checkNesting(value);
+  for (const key of Object.keys(value)) {
+    if (!METADATA_KEY.test(key)) {
+      throw invalid(`metadata key '${key.slice(0, 80)}' must match ^[a-zA-Z][a-zA-Z0-9_-]{0,63}$ (no dots).`);
+    }
+  }
+  const size = Buffer.byteLength(JSON.stringify(value), 'utf8');
+  if (size > LIMITS.metadataBytes) throw invalid(`metadata is ${size} bytes; the limit is 8192 bytes of JSON.`);
+  return value as Record<string, unknown>;
+}
+
+/** Walks the value with an explicit stack (never recursion) and refuses nesting past the cap. */
+function checkNesting(root: object): void {
+  const pending: [object, number][] = [[root, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, depth] = next;
+    if (depth > LIMITS.metadataDepth) {
+      throw invalid(`metadata nests objects and arrays more than ${LIMITS.metadataDepth} levels deep.`);
+    }
+    for (const child of Object.values(node)) {
+      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+}
+
+/** Parses metadata sent as a JSON string (multipart form field). */
+export function parseMetadataField(text: string | undefined): Record<string, unknown> {
+  if (text === undefined || text.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid('metadata must be a JSON object encoded as a string.');
+  }
+  return checkMetadata(parsed);
+}
+
+/** Strict base64 (standard alphabet, padding optional), decoded. */
+export function decodeBase64(content: unknown): Buffer {
+  if (typeof content !== 'string') throw invalid('content must be a base64 string.');
+  const s = content.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 === 1) throw invalid('content is not valid base64.');
+  return Buffer.from(s, 'base64');
+}
+
+export function parseBooleanFlag(value: unknown, field: string): boolean {
+  if (value === undefined || value === null || value === '' || value === false || value === 'false') return false;
+  if (value === true || value === 'true') return true;
+  throw invalid(`${field} must be true or false.`);
+}
+
+/**
+ * The first `max` characters (code points) of `text`: never cuts a surrogate pair in two, which
+ * `slice` on UTF-16 units would, leaving a lone half that is not valid Unicode.
+ */
+export function truncateCodePoints(text: string, max: number): string {
+  // Each code point is one or two units, so a text of at most `max` units is short enough.
+  if (text.length <= max) return text;
+  let out = '';
+  let count = 0;
+  for (const char of text) {
+    if (count++ === max) break;
+    out += char;
+  }
+  return out;
+}

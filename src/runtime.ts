@@ -1,0 +1,144 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Writable } from 'node:stream';
+import { FanoutAbuseSink, LogAbuseSink, WebhookAbuseSink } from './adapters/abuse/index.js';
+import { FsBlobStore } from './adapters/fs-blobs/fs-blob-store.js';
+import { MemoryRateLimiter } from './adapters/memory-limiter/memory-rate-limiter.js';
+import { SqliteMetadataStore } from './adapters/sqlite/index.js';
+import type { Config } from './config.js';
+import type { Logger, Origins } from './core/context.js';
+import { type Core, createCore } from './core/index.js';
+import { UrlSigner } from './core/signing.js';
+import type { AbuseSink } from './ports/abuse-sink.js';
+import type { AccountStore } from './ports/account-store.js';
+import type { BlobStore } from './ports/blob-store.js';
+import { type Clock, systemClock } from './ports/clock.js';
+import type { MetadataStore } from './ports/metadata-store.js';
+import type { RateLimiter } from './ports/rate-limiter.js';
+
+export interface Adapters {
+  store: MetadataStore;
+  /** Users, sessions and OAuth state, provided by the metadata store's adapter over the same database. */
+  accounts: AccountStore;
+  blobs: BlobStore;
+  limiter: RateLimiter;
+  abuse: AbuseSink;
+}
+
+export const consoleLogger: Logger = {
+  info: (obj, msg) => console.error(JSON.stringify({ level: 'info', msg, ...obj })),
+  warn: (obj, msg) => console.error(JSON.stringify({ level: 'warn', msg, ...obj })),
+  error: (obj, msg) =>
+    console.error(JSON.stringify({ level: 'error', msg, ...obj, err: String((obj as { err?: unknown }).err ?? '') })),
+};
+
+/**
+ * Picks the adapters the configuration asks for, each independently: any mix works (SQLite + S3,
+ * PostgreSQL + the local folder, …). The embedded default needs no server at all. Abuse reports
+ * are written to `operatorLog` (stderr by default), and queued for the webhook when one is set.
+ * The scale-out adapters are imported only when configured: the AWS SDK, pg and ioredis together
+ * take about a second to load, which every `cairn admin` command and embedded start would pay.
+ */
+export async function createAdapters(
+  config: Config,
+  log: Logger,
+  operatorLog: Writable = process.stderr,
+): Promise<Adapters> {
+  mkdirSync(config.dataDir, { recursive: true });
+  const sinks: AbuseSink[] = [new LogAbuseSink(operatorLog)];
+  if (config.abuseWebhookUrl)
+    sinks.push(new WebhookAbuseSink(config.abuseWebhookUrl, (problem) => log.warn({ problem }, 'abuse webhook')));
+  const store = await createMetadataStore(config);
+  return {
+    store,
+    accounts: store.accounts,
+    blobs: await createBlobStore(config),
+    limiter: await createRateLimiter(config),
+    abuse: sinks.length === 1 ? (sinks[0] as AbuseSink) : new FanoutAbuseSink(sinks),
+  };
+}
+
+export async function createMetadataStore(config: Config): Promise<MetadataStore & { accounts: AccountStore }> {
+  if (!config.databaseUrl) return new SqliteMetadataStore({ path: path.join(config.dataDir, 'cairn.sqlite') });
+  const { PostgresMetadataStore } = await import('./adapters/postgres/index.js');
+  return new PostgresMetadataStore({
+    connectionString: config.databaseUrl,
+    ...(config.databaseSchema ? { schema: config.databaseSchema } : {}),
+  });
+}
+
+async function createBlobStore(config: Config): Promise<BlobStore> {
+  if (!config.s3Bucket) return new FsBlobStore({ root: path.join(config.dataDir, 'blobs') });
+  const { S3BlobStore } = await import('./adapters/s3-blobs/index.js');
+  return new S3BlobStore({
+    bucket: config.s3Bucket,
+    ...(config.s3Endpoint ? { endpoint: config.s3Endpoint } : {}),
+    ...(config.s3Region ? { region: config.s3Region } : {}),
+    ...(config.s3Prefix ? { prefix: config.s3Prefix } : {}),
+    forcePathStyle: config.s3ForcePathStyle,
+  });
+}
+
+async function createRateLimiter(config: Config): Promise<RateLimiter> {
+  if (!config.redisUrl) return new MemoryRateLimiter();
+  const { RedisRateLimiter } = await import('./adapters/redis-limiter/index.js');
+  return new RedisRateLimiter({
+    url: config.redisUrl,
+    ...(config.redisPrefix ? { keyPrefix: config.redisPrefix } : {}),
+  });
+}
+
+export function originsOf(config: Config): Origins {
+  return {
+    api: config.apiOrigin,
+    viewer: config.viewerOrigin,
+    content: config.contentOrigin,
+    download: config.downloadOrigin,
+  };
+}
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  log?: Logger;
+  adapters?: Adapters;
+  /** Where abuse reports are written as JSON lines; default stderr. */
+  operatorLog?: Writable;
+}
+
+/**
+ * Builds the core over migrated, initialised adapters. The signing secret comes from the config,
+ * else from the store (generated once, shared by every instance on the same store).
+ */
+export async function createRuntime(
+  config: Config,
+  opts: RuntimeOptions = {},
+): Promise<{ core: Core; adapters: Adapters; close: () => Promise<void> }> {
+  const log = opts.log ?? consoleLogger;
+  const adapters = opts.adapters ?? (await createAdapters(config, log, opts.operatorLog));
+  await adapters.store.migrate();
+  await adapters.blobs.init();
+  const secret =
+    config.secret ?? (await adapters.store.getOrSetSetting('signing_secret', randomBytes(32).toString('base64url')));
+  const derive = (label: string) => createHmac('sha256', secret).update(label).digest('base64url');
+  const core = createCore({
+    ...adapters,
+    clock: opts.clock ?? systemClock,
+    signer: new UrlSigner(derive('url-signing')),
+    tokenSecret: derive('content-token'),
+    origins: originsOf(config),
+    upgradeUrl: config.upgradeUrl,
+    directDownloads: config.s3DirectDownloads,
+    log,
+  });
+  const close = async () => {
+    await core.sweeper.stop();
+    // The last counts reach the store before it closes.
+    await core.requests.stop().catch((err: unknown) => log.error({ err }, 'request counts not written'));
+    await adapters.abuse.close?.();
+    await adapters.limiter.close();
+    await adapters.blobs.close();
+    await adapters.store.close();
+  };
+  return { core, adapters, close };
+}
