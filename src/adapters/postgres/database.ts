@@ -1,0 +1,109 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+
+/** Anything that runs a query: the pool (autocommit) or a client inside a transaction. */
+export interface Querier {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+export async function one<R extends pg.QueryResultRow>(
+  q: Querier,
+  text: string,
+  values: unknown[] = [],
+): Promise<R | null> {
+  return (await q.query<R>(text, values)).rows[0] ?? null;
+}
+
+export async function all<R extends pg.QueryResultRow>(q: Querier, text: string, values: unknown[] = []): Promise<R[]> {
+  return (await q.query<R>(text, values)).rows;
+}
+
+/**
+ * Every timestamp, size and count is a `bigint` of milliseconds/bytes. pg returns int8 as a string
+ * to be safe beyond 2^53; ours stay far below it (ms until year 287396, bytes up to 8 PiB), so
+ * they are read as numbers. Set per pool, never on the global `pg.types`, so other users of `pg`
+ * in the process keep the default.
+ */
+const TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === pg.types.builtins.INT8) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** A schema name we can put in a startup option and in DDL without quoting games. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function checkSchemaName(schema: string): string {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`Invalid PostgreSQL schema name '${schema}': use [a-z_][a-z0-9_]*.`);
+  return schema;
+}
+
+export interface PoolOptions {
+  connectionString: string;
+  schema?: string;
+  max?: number;
+}
+
+export function clientConfig(options: PoolOptions): pg.PoolConfig {
+  const config: pg.PoolConfig = { connectionString: options.connectionString, types: TYPES };
+  // A startup parameter, so every connection of the pool (and every reconnect) has the path
+  // before its first query; a SET on 'connect' would race the first query.
+  if (options.schema !== undefined) config.options = `-c search_path=${checkSchemaName(options.schema)}`;
+  if (options.max !== undefined) config.max = options.max;
+  return config;
+}
+
+/** Deadlock and serialization failures: the transaction did nothing and may simply run again. */
+const RETRYABLE = new Set(['40P01', '40001']);
+
+export function isRetryable(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && RETRYABLE.has((err as { code?: string }).code ?? '');
+}
+
+export class Database {
+  readonly pool: pg.Pool;
+  private closed = false;
+
+  constructor(options: PoolOptions) {
+    this.pool = new pg.Pool(clientConfig(options));
+    // An idle client that loses its server emits here; without a listener the process would crash.
+    this.pool.on('error', () => {});
+  }
+
+  /**
+   * Runs `fn` in a READ COMMITTED transaction. Writers take row locks in a fixed order
+   * (idempotency key, session, blob, tenant), so deadlocks are rare; when one happens anyway
+   * (sweepers touching many rows) the whole unit is rolled back and run again.
+   */
+  async tx<T>(fn: (q: Querier) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((rollbackErr: Error) => {
+          broken = rollbackErr;
+        });
+        if (isRetryable(err) && attempt < 5) {
+          await sleep(5 + Math.random() * 20 * attempt);
+          continue;
+        }
+        throw err;
+      } finally {
+        // A client whose rollback failed is in an unknown state: destroy it rather than reuse it.
+        client.release(broken);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

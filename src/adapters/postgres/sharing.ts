@@ -1,0 +1,133 @@
+import type { ArtifactRow, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
+import { type Database, one, type Querier } from './database.js';
+import {
+  type ArtifactRecord,
+  type LinkRecord,
+  type PageRecord,
+  type TenantRecord,
+  toArtifact,
+  toLink,
+  toPage,
+  toTenant,
+} from './rows.js';
+import { lockTenant } from './tenants.js';
+
+/** Download links and pages. */
+
+export async function createLink(db: Database, link: LinkRow, maxActive: number, now: number): Promise<boolean> {
+  return db.tx(async (q) => {
+    // Without the lock two instances could both count maxActive - 1 and both insert.
+    await lockTenant(q, link.tenantId);
+    if ((await countActiveLinks(q, link.tenantId, now)) >= maxActive) return false;
+    await q.query(
+      'INSERT INTO links (id, tenant_id, artifact_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+      [link.id, link.tenantId, link.artifactId, link.createdAt, link.expiresAt],
+    );
+    return true;
+  });
+}
+
+export async function countActiveLinks(q: Querier, tenantId: string, now: number): Promise<number> {
+  const row = await one<{ n: number }>(q, 'SELECT count(*) AS n FROM links WHERE tenant_id = $1 AND expires_at > $2', [
+    tenantId,
+    now,
+  ]);
+  return row!.n;
+}
+
+export async function getLink(
+  q: Querier,
+  id: string,
+): Promise<{ link: LinkRow; artifact: ArtifactRow; tenant: TenantRow } | null> {
+  const row = await one<{ l: LinkRecord; a: ArtifactRecord; t: TenantRecord }>(
+    q,
+    `SELECT to_jsonb(l.*) AS l, to_jsonb(a.*) AS a, to_jsonb(t.*) AS t
+     FROM links AS l JOIN artifacts AS a ON a.id = l.artifact_id JOIN tenants AS t ON t.id = a.tenant_id
+     WHERE l.id = $1`,
+    [id],
+  );
+  return row ? { link: toLink(row.l), artifact: toArtifact(row.a), tenant: toTenant(row.t) } : null;
+}
+
+export async function upsertPage(q: Querier, page: PageInput, now: number): Promise<PageRow> {
+  // One page per artifact (unique artifact_id): re-publishing updates it in place and keeps its
+  // slug. A page an operator took down is not touched (decided in the statement itself, so a
+  // takedown racing a publish is never lost); then no row is returned and the page is read.
+  const row = await one<PageRecord>(
+    q,
+    `INSERT INTO pages (slug, tenant_id, artifact_id, visibility, access, title, password_hash, live, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, true, $8, $8)
+     ON CONFLICT (artifact_id) DO UPDATE SET visibility = excluded.visibility, access = excluded.access,
+       title = excluded.title, password_hash = excluded.password_hash, live = true, updated_at = excluded.updated_at
+       WHERE pages.taken_down_at IS NULL
+     RETURNING *`,
+    [page.slug, page.tenantId, page.artifactId, page.visibility, page.access, page.title, page.passwordHash, now],
+  );
+  return row ? toPage(row) : (await getPageForArtifact(q, page.tenantId, page.artifactId))!;
+}
+
+export async function getPageBySlug(
+  q: Querier,
+  slug: string,
+): Promise<{ page: PageRow; artifact: ArtifactRow; tenant: TenantRow } | null> {
+  const row = await one<{ p: PageRecord; a: ArtifactRecord; t: TenantRecord }>(
+    q,
+    `SELECT to_jsonb(p.*) AS p, to_jsonb(a.*) AS a, to_jsonb(t.*) AS t
+     FROM pages AS p JOIN artifacts AS a ON a.id = p.artifact_id JOIN tenants AS t ON t.id = a.tenant_id
+     WHERE p.slug = $1`,
+    [slug],
+  );
+  return row ? { page: toPage(row.p), artifact: toArtifact(row.a), tenant: toTenant(row.t) } : null;
+}
+
+export async function getPageForArtifact(q: Querier, tenantId: string, artifactId: string): Promise<PageRow | null> {
+  const row = await one<PageRecord>(q, 'SELECT * FROM pages WHERE artifact_id = $1 AND tenant_id = $2', [
+    artifactId,
+    tenantId,
+  ]);
+  return row ? toPage(row) : null;
+}
+
+export async function unpublishPage(
+  db: Database,
+  tenantId: string,
+  idOrSlug: string,
+  now: number,
+): Promise<PageRow | null> {
+  return db.tx(async (q) => {
+    const row =
+      (await one<PageRecord>(q, 'SELECT * FROM pages WHERE slug = $1 AND tenant_id = $2 FOR UPDATE', [
+        idOrSlug,
+        tenantId,
+      ])) ??
+      (await one<PageRecord>(q, 'SELECT * FROM pages WHERE artifact_id = $1 AND tenant_id = $2 FOR UPDATE', [
+        idOrSlug,
+        tenantId,
+      ]));
+    if (!row) return null;
+    if (!row.live) return toPage(row);
+    await q.query('UPDATE pages SET live = false, updated_at = $2 WHERE slug = $1', [row.slug, now]);
+    return toPage({ ...row, live: false, updated_at: now });
+  });
+}
+
+export async function takeDownPage(q: Querier, slug: string, now: number): Promise<PageRow | null> {
+  const row = await one<PageRecord>(
+    q,
+    `UPDATE pages SET live = false, taken_down_at = coalesce(taken_down_at, $2), updated_at = $2 WHERE slug = $1
+     RETURNING *`,
+    [slug, now],
+  );
+  return row ? toPage(row) : null;
+}
+
+export async function restorePage(q: Querier, slug: string, now: number): Promise<PageRow | null> {
+  const row = await one<PageRecord>(
+    q,
+    `UPDATE pages SET taken_down_at = NULL,
+       updated_at = CASE WHEN taken_down_at IS NULL THEN updated_at ELSE $2 END
+     WHERE slug = $1 RETURNING *`,
+    [slug, now],
+  );
+  return row ? toPage(row) : null;
+}

@@ -1,0 +1,352 @@
+import type { PlanName } from '../../core/plans.js';
+import type {
+  ApiKeyRow,
+  ArtifactQuery,
+  ArtifactRow,
+  BlobRef,
+  IdempotentResponse,
+  InsertArtifactInput,
+  InsertArtifactResult,
+  LinkRow,
+  MetadataStore,
+  MigrationResult,
+  PageInput,
+  PageRow,
+  RequestDelta,
+  SessionQuery,
+  SessionRow,
+  SoftDeleteResult,
+  TenantRow,
+} from '../../ports/metadata-store.js';
+import { PostgresAccountStore } from './account-store.js';
+import { activateArtifactTx, insertArtifactTx, purgeArtifactsTx, retireArtifactsTx } from './artifact-writes.js';
+import { all, Database, one } from './database.js';
+import { buildArtifactListQuery, buildSessionListQuery } from './list-queries.js';
+import { runMigrations } from './migrate.js';
+import {
+  type ApiKeyRecord,
+  type ArtifactRecord,
+  type SessionRecord,
+  type TenantRecord,
+  toApiKey,
+  toArtifact,
+  toSession,
+  toTenant,
+} from './rows.js';
+import * as sharing from './sharing.js';
+import * as sweeper from './sweeper.js';
+import * as tenants from './tenants.js';
+
+export interface PostgresMetadataStoreOptions {
+  /** `postgres://user:password@host:5432/database` (any libpq-style URL pg accepts). */
+  connectionString: string;
+  /**
+   * A schema to keep every table in, created by `migrate()` when missing; every pooled
+   * connection gets it as its `search_path`. Lets tests (or several Cairn deployments) share one
+   * database. Default: the server's default search_path (normally `public`).
+   */
+  schema?: string;
+  /** Pool size per instance (default 10). */
+  maxConnections?: number;
+}
+
+/**
+ * The scale-out MetadataStore: PostgreSQL through a `pg` pool, shared by any number of Cairn
+ * instances. Each port method is one statement or one transaction; races between instances are
+ * settled by unique constraints (`ON CONFLICT`) and row locks, never by in-process state.
+ */
+export class PostgresMetadataStore implements MetadataStore {
+  private readonly db: Database;
+  private readonly schema: string | undefined;
+  /** Users, browser sessions and OAuth state, on the same pool (and so the same migrations). */
+  readonly accounts: PostgresAccountStore;
+
+  constructor(options: PostgresMetadataStoreOptions) {
+    this.schema = options.schema;
+    this.db = new Database({
+      connectionString: options.connectionString,
+      ...(options.schema === undefined ? {} : { schema: options.schema }),
+      ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
+    });
+    this.accounts = new PostgresAccountStore(this.db);
+  }
+
+  private get q() {
+    return this.db.pool;
+  }
+
+  async migrate(): Promise<MigrationResult> {
+    const client = await this.db.pool.connect();
+    try {
+      return await runMigrations(client, this.schema);
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+
+  async getOrSetSetting(name: string, value: string): Promise<string> {
+    return tenants.getOrSetSetting(this.q, name, value);
+  }
+
+  async createTenant(tenant: TenantRow): Promise<TenantRow> {
+    return tenants.createTenant(this.q, tenant);
+  }
+
+  async getTenant(id: string): Promise<TenantRow | null> {
+    return tenants.getTenant(this.q, id);
+  }
+
+  async getTenantByName(name: string): Promise<TenantRow | null> {
+    const row = await one<TenantRecord>(this.q, 'SELECT * FROM tenants WHERE name = $1', [name]);
+    return row ? toTenant(row) : null;
+  }
+
+  async listTenants(): Promise<TenantRow[]> {
+    return (await all<TenantRecord>(this.q, 'SELECT * FROM tenants ORDER BY created_at, id')).map(toTenant);
+  }
+
+  async updateTenant(id: string, change: { plan?: PlanName; suspended?: boolean }): Promise<TenantRow | null> {
+    return tenants.updateTenant(this.q, id, change);
+  }
+
+  async createApiKey(key: ApiKeyRow, maxActive: number): Promise<boolean> {
+    return tenants.createApiKey(this.db, key, maxActive);
+  }
+
+  async findApiKey(hash: string): Promise<{ key: ApiKeyRow; tenant: TenantRow } | null> {
+    return tenants.findApiKey(this.q, hash);
+  }
+
+  async listApiKeys(tenantId: string): Promise<ApiKeyRow[]> {
+    const rows = await all<ApiKeyRecord>(
+      this.q,
+      'SELECT * FROM api_keys WHERE tenant_id = $1 ORDER BY created_at, id',
+      [tenantId],
+    );
+    return rows.map(toApiKey);
+  }
+
+  async revokeApiKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
+    const result = await this.q.query(
+      'UPDATE api_keys SET revoked_at = $3 WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL',
+      [tenantId, keyId, now],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async pinBlob(tenantId: string, contentHash: string, sizeBytes: number, now: number): Promise<'pinned' | 'deleting'> {
+    // One statement: the upsert takes the row lock a claiming sweeper also needs, and the WHERE
+    // leaves a claimed row untouched (no row returned = a sweeper is deleting the bytes).
+    const row = await one(
+      this.q,
+      `INSERT INTO blobs (tenant_id, content_hash, size_bytes, live_refs, orphaned_at, deleting_since, created_at)
+       VALUES ($1, $2, $3, 0, NULL, NULL, $4)
+       ON CONFLICT (tenant_id, content_hash) DO UPDATE SET orphaned_at = NULL WHERE blobs.deleting_since IS NULL
+       RETURNING 1`,
+      [tenantId, contentHash, sizeBytes, now],
+    );
+    return row ? 'pinned' : 'deleting';
+  }
+
+  async blobIsLive(tenantId: string, contentHash: string): Promise<boolean> {
+    const row = await one<{ live_refs: number }>(
+      this.q,
+      'SELECT live_refs FROM blobs WHERE tenant_id = $1 AND content_hash = $2',
+      [tenantId, contentHash],
+    );
+    return (row?.live_refs ?? 0) > 0;
+  }
+
+  async insertArtifact(input: InsertArtifactInput): Promise<InsertArtifactResult> {
+    return this.db.tx((q) => insertArtifactTx(q, input));
+  }
+
+  async getArtifact(tenantId: string, id: string): Promise<ArtifactRow | null> {
+    const row = await one<ArtifactRecord>(this.q, 'SELECT * FROM artifacts WHERE id = $1 AND tenant_id = $2', [
+      id,
+      tenantId,
+    ]);
+    return row ? toArtifact(row) : null;
+  }
+
+  async getArtifactAnyTenant(id: string): Promise<{ artifact: ArtifactRow; tenant: TenantRow } | null> {
+    const row = await one<{ a: ArtifactRecord; t: TenantRecord }>(
+      this.q,
+      `SELECT to_jsonb(a.*) AS a, to_jsonb(t.*) AS t FROM artifacts AS a JOIN tenants AS t ON t.id = a.tenant_id
+       WHERE a.id = $1`,
+      [id],
+    );
+    return row ? { artifact: toArtifact(row.a), tenant: toTenant(row.t) } : null;
+  }
+
+  async listArtifacts(tenantId: string, query: ArtifactQuery): Promise<ArtifactRow[]> {
+    const { text, values } = buildArtifactListQuery(tenantId, query);
+    return (await all<ArtifactRecord>(this.q, text, values)).map(toArtifact);
+  }
+
+  async softDeleteArtifact(tenantId: string, id: string, now: number): Promise<SoftDeleteResult | null> {
+    return this.db.tx(async (q) => {
+      const sql = 'SELECT * FROM artifacts WHERE id = $1 AND tenant_id = $2';
+      // Locked first, so two concurrent deletes retire the row (and free its bytes) once; the
+      // winner is the call whose `UPDATE … WHERE status = 'active'` changed the row.
+      const row = await one<ArtifactRecord>(q, `${sql} FOR UPDATE`, [id, tenantId]);
+      if (!row) return null;
+      if ((await retireArtifactsTx(q, [id], 'deleted', now)) === 0)
+        return { artifact: toArtifact(row), deleted: false };
+      return { artifact: toArtifact((await one<ArtifactRecord>(q, sql, [id, tenantId]))!), deleted: true };
+    });
+  }
+
+  async setPendingContent(tenantId: string, id: string, contentHash: string, sizeBytes: number): Promise<boolean> {
+    const result = await this.q.query(
+      "UPDATE artifacts SET content_hash = $3, size_bytes = $4 WHERE id = $2 AND tenant_id = $1 AND status = 'pending'",
+      [tenantId, id, contentHash, sizeBytes],
+    );
+    return result.rowCount === 1;
+  }
+
+  async activateArtifact(
+    tenantId: string,
+    id: string,
+    storageLimitBytes: number,
+    now: number,
+  ): Promise<ArtifactRow | null> {
+    return this.db.tx(async (q) => {
+      // Locked first: two concurrent completions activate (and count the bytes) once.
+      const row = await one<ArtifactRecord>(q, 'SELECT * FROM artifacts WHERE id = $1 AND tenant_id = $2 FOR UPDATE', [
+        id,
+        tenantId,
+      ]);
+      return row ? activateArtifactTx(q, toArtifact(row), storageLimitBytes, now) : null;
+    });
+  }
+
+  async purgePendingUploads(createdBefore: number, batch: number): Promise<number> {
+    return this.db.tx(async (q) => {
+      const rows = await all<{ id: string }>(
+        q,
+        "SELECT id FROM artifacts WHERE status = 'pending' AND created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED",
+        [createdBefore, batch],
+      );
+      await purgeArtifactsTx(
+        q,
+        rows.map((r) => r.id),
+      );
+      return rows.length;
+    });
+  }
+
+  async getIdempotency(tenantId: string, key: string, notBefore: number): Promise<IdempotentResponse | null> {
+    const row = await one<IdempotentResponse>(
+      this.q,
+      'SELECT status, body FROM idempotency WHERE tenant_id = $1 AND key = $2 AND created_at > $3',
+      [tenantId, key, notBefore],
+    );
+    return row ? { status: row.status, body: row.body } : null;
+  }
+
+  async getSession(tenantId: string, sessionId: string): Promise<SessionRow | null> {
+    const row = await one<SessionRecord>(this.q, 'SELECT * FROM sessions WHERE tenant_id = $1 AND session_id = $2', [
+      tenantId,
+      sessionId,
+    ]);
+    return row ? toSession(row) : null;
+  }
+
+  async listSessions(tenantId: string, query: SessionQuery): Promise<SessionRow[]> {
+    const { text, values } = buildSessionListQuery(tenantId, query);
+    return (await all<SessionRecord>(this.q, text, values)).map(toSession);
+  }
+
+  async sealSession(tenantId: string, sessionId: string, now: number): Promise<SessionRow | null> {
+    // coalesce keeps the first sealedAt; the UPDATE returns the row either way (and locks it
+    // against an insert that is checking the seal).
+    const row = await one<SessionRecord>(
+      this.q,
+      `UPDATE sessions SET sealed_at = coalesce(sealed_at, $3) WHERE tenant_id = $1 AND session_id = $2 RETURNING *`,
+      [tenantId, sessionId, now],
+    );
+    return row ? toSession(row) : null;
+  }
+
+  async createLink(link: LinkRow, maxActive: number, now: number): Promise<boolean> {
+    return sharing.createLink(this.db, link, maxActive, now);
+  }
+
+  async getLink(id: string): Promise<{ link: LinkRow; artifact: ArtifactRow; tenant: TenantRow } | null> {
+    return sharing.getLink(this.q, id);
+  }
+
+  async countActiveLinks(tenantId: string, now: number): Promise<number> {
+    return sharing.countActiveLinks(this.q, tenantId, now);
+  }
+
+  async upsertPage(page: PageInput, now: number): Promise<PageRow> {
+    return sharing.upsertPage(this.q, page, now);
+  }
+
+  async getPageBySlug(slug: string): Promise<{ page: PageRow; artifact: ArtifactRow; tenant: TenantRow } | null> {
+    return sharing.getPageBySlug(this.q, slug);
+  }
+
+  async getPageForArtifact(tenantId: string, artifactId: string): Promise<PageRow | null> {
+    return sharing.getPageForArtifact(this.q, tenantId, artifactId);
+  }
+
+  async unpublishPage(tenantId: string, artifactIdOrSlug: string, now: number): Promise<PageRow | null> {
+    return sharing.unpublishPage(this.db, tenantId, artifactIdOrSlug, now);
+  }
+
+  async takeDownPage(slug: string, now: number): Promise<PageRow | null> {
+    return sharing.takeDownPage(this.q, slug, now);
+  }
+
+  async restorePage(slug: string, now: number): Promise<PageRow | null> {
+    return sharing.restorePage(this.q, slug, now);
+  }
+
+  async addRequests(counts: readonly RequestDelta[]): Promise<number[]> {
+    return tenants.addRequests(this.q, counts);
+  }
+
+  async getRequestCount(tenantId: string, month: string): Promise<number> {
+    return tenants.getRequestCount(this.q, tenantId, month);
+  }
+
+  async expireArtifacts(now: number, batch: number, tenantId?: string): Promise<number> {
+    return sweeper.expireArtifacts(this.db, now, batch, tenantId);
+  }
+
+  async purgeArtifacts(deletedBefore: number, expiredBefore: number, batch: number): Promise<number> {
+    return sweeper.purgeArtifacts(this.db, deletedBefore, expiredBefore, batch);
+  }
+
+  async markOrphanBlobs(now: number, batch: number): Promise<number> {
+    return sweeper.markOrphanBlobs(this.db, now, batch);
+  }
+
+  async claimOrphanBlobs(
+    orphanedBefore: number,
+    staleClaimBefore: number,
+    now: number,
+    batch: number,
+  ): Promise<BlobRef[]> {
+    return sweeper.claimOrphanBlobs(this.db, orphanedBefore, staleClaimBefore, now, batch);
+  }
+
+  async forgetBlob(ref: BlobRef): Promise<void> {
+    await sweeper.forgetBlob(this.db, ref);
+  }
+
+  async purgeIdempotency(before: number, batch: number): Promise<number> {
+    return sweeper.purgeIdempotency(this.db, before, batch);
+  }
+
+  async purgeDeadLinks(now: number, batch: number): Promise<number> {
+    return sweeper.purgeDeadLinks(this.db, now, batch);
+  }
+}

@@ -1,0 +1,1 @@
+export { RedisRateLimiter, type RedisRateLimiterOptions } from './redis-rate-limiter.js';

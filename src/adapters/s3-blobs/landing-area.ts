@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import { type Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { StagedBlob } from '../../ports/blob-store.js';
+import { HashCounter } from '../streams/hash-counter.js';
+import { copySource, deleteOlderThan, deleteQuietly, errorName, isNotFound } from './s3-objects.js';
+
+/** Where presigned PUTs land (`uploads/<tenant>/<artifact id>`, chosen by the core). */
+const LANDING_KEY = /^uploads\/[A-Za-z0-9_]{1,64}\/[A-Za-z0-9_]{1,64}$/;
+
+/**
+ * Bytes of a presigned upload, hashed where they landed: no staging copy exists, `commit`
+ * copies straight from the landing object, and only if it is still the object that was hashed.
+ */
+export interface LandedBlob extends StagedBlob {
+  readonly landed: { objectKey: string; etag: string | undefined };
+}
+
+export const isLanded = (staged: StagedBlob): staged is LandedBlob => 'landed' in staged;
+
+/**
+ * The `uploads/` area of the bucket, where clients PUT large files straight to S3. Completing an
+ * upload reads the landed object once (to hash and count it) and then has S3 copy it to its
+ * content address: Cairn never re-uploads the bytes, which for 5 GiB would triple the I/O of one
+ * request. The landing object is kept until the artifact is active, so a `complete` that failed
+ * half-way can simply be retried; the sweeper removes what abandoned uploads leave.
+ */
+export class LandingArea {
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    private readonly prefix: string,
+  ) {}
+
+  objectKey(landingKey: string): string {
+    if (!LANDING_KEY.test(landingKey)) {
+      throw new Error(`invalid landing key: ${JSON.stringify(landingKey).slice(0, 100)}`);
+    }
+    return this.prefix + landingKey;
+  }
+
+  /** A presigned PUT of exactly `sizeBytes`: the length is signed, so S3 refuses any other. */
+  async presignPut(
+    landingKey: string,
+    sizeBytes: number,
+    expiresInSeconds: number,
+  ): Promise<{ url: string; headers: Record<string, string> }> {
+    const command = new PutObjectCommand({
+      Bucket: this.bucket,
+      Key: this.objectKey(landingKey),
+      ContentLength: sizeBytes,
+    });
+    const url = await getSignedUrl(this.client, command, {
+      expiresIn: expiresInSeconds,
+      signableHeaders: new Set(['content-length']),
+    });
+    return { url, headers: { 'Content-Length': String(sizeBytes) } };
+  }
+
+  /** Reads the landed object once, hashing and counting it; null when nothing has landed. */
+  async hash(landingKey: string, maxBytes: number): Promise<LandedBlob | null> {
+    const objectKey = this.objectKey(landingKey);
+    let body: Readable;
+    let etag: string | undefined;
+    try {
+      const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+      body = got.Body as Readable;
+      etag = got.ETag;
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+    const counter = new HashCounter(maxBytes);
+    const discard = new Writable({ write: (_chunk, _enc, done) => done() });
+    try {
+      await pipeline(body, counter, discard);
+    } finally {
+      body.destroy();
+    }
+    return {
+      stagingId: randomBytes(16).toString('hex'),
+      sizeBytes: counter.bytes,
+      sha256: counter.digest(),
+      landed: { objectKey, etag },
+    };
+  }
+
+  /**
+   * Server-side copy of the landed bytes to `targetObjectKey`. The copy is conditional on the
+   * ETag that was hashed: a client that PUTs other bytes in between (its URL is still valid)
+   * makes it fail rather than store bytes under the wrong content address. (Servers that ignore
+   * the condition, like s3rver, copy anyway.)
+   */
+  async copyTo(landed: LandedBlob, targetObjectKey: string): Promise<void> {
+    try {
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: targetObjectKey,
+          CopySource: copySource(this.bucket, landed.landed.objectKey),
+          ...(landed.landed.etag ? { CopySourceIfMatch: landed.landed.etag } : {}),
+        }),
+      );
+    } catch (err) {
+      if (errorName(err) === 'PreconditionFailed') {
+        throw new Error('The uploaded object changed while it was being completed; complete it again.');
+      }
+      throw err;
+    }
+  }
+
+  async drop(landingKey: string): Promise<void> {
+    await deleteQuietly(this.client, this.bucket, this.objectKey(landingKey));
+  }
+
+  /** Deletes landed objects last written before `landedBefore` (ms); returns how many. */
+  sweep(landedBefore: number): Promise<number> {
+    return deleteOlderThan(this.client, this.bucket, `${this.prefix}uploads/`, landedBefore);
+  }
+}

@@ -1,0 +1,75 @@
+import Database from 'better-sqlite3';
+import { MIGRATIONS } from './schema.js';
+
+type Db = Database.Database;
+type Statement = Database.Statement<unknown[], unknown>;
+
+/**
+ * One connection with its prepared statements cached by SQL text, and the transaction helper
+ * every write goes through.
+ */
+export class Connection {
+  readonly db: Db;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(path: string) {
+    this.db = new Database(path);
+    // busy_timeout first: switching to WAL takes a lock another process may hold.
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('journal_mode = WAL');
+    // Under WAL, NORMAL loses at most the last commits on power loss, never consistency.
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+  }
+
+  stmt(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  get<T>(sql: string, ...params: unknown[]): T | undefined {
+    return this.stmt(sql).get(...params) as T | undefined;
+  }
+
+  all<T>(sql: string, ...params: unknown[]): T[] {
+    return this.stmt(sql).all(...params) as T[];
+  }
+
+  run(sql: string, ...params: unknown[]): number {
+    return this.stmt(sql).run(...params).changes;
+  }
+
+  /**
+   * Runs `fn` in a BEGIN IMMEDIATE transaction: the write lock is taken up front, so two processes
+   * on one file serialize instead of failing with SQLITE_BUSY on lock upgrade. A throw rolls back.
+   */
+  write<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /** Applies pending migrations; the version check and the change share one write transaction. */
+  migrate(): { from: number; to: number } {
+    return this.write(() => {
+      const from = this.db.pragma('user_version', { simple: true }) as number;
+      if (from > MIGRATIONS.length) {
+        throw new Error(
+          `Database schema version ${from} is newer than this Cairn (${MIGRATIONS.length}); upgrade Cairn.`,
+        );
+      }
+      for (let v = from; v < MIGRATIONS.length; v++) {
+        this.db.exec(MIGRATIONS[v]!);
+        this.db.pragma(`user_version = ${v + 1}`);
+      }
+      return { from, to: MIGRATIONS.length };
+    });
+  }
+
+  close(): void {
+    this.statements.clear();
+    if (this.db.open) this.db.close();
+  }
+}

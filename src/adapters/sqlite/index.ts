@@ -1,0 +1,3 @@
+export { SqliteAccountStore } from './account-store.js';
+export { buildArtifactListQuery, buildSessionListQuery } from './list-queries.js';
+export { SqliteMetadataStore, type SqliteMetadataStoreOptions } from './store.js';
