@@ -1,0 +1,62 @@
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TrustProxy } from '../../config.js';
+import type { Core } from '../../core/index.js';
+import { LIMITS } from '../../core/plans.js';
+import { installAdmission } from '../auth.js';
+import { installErrorHandling } from '../errors.js';
+import { baseOptions } from '../fastify-options.js';
+import { artifactRoutes } from './routes/artifacts.js';
+import { metaRoutes } from './routes/meta.js';
+import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
+import { presignedRoutes } from './routes/presigned.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { uploadRoutes } from './routes/upload.js';
+import { ArtifactRecord, ErrorEnvelope, SessionRecord } from './schemas.js';
+import { strictQuerystring } from './strict-query.js';
+
+export interface ApiAppOptions {
+  logLevel: string;
+  trustProxy?: TrustProxy;
+  /** Extra route groups (pages, presigned uploads, MCP…) added by later features. */
+  plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
+}
+
+/** The API origin: `/health`, `/v1/*`, and the OpenAPI document generated from the route schemas. */
+export async function buildApiApp(core: Core, opts: ApiAppOptions): Promise<FastifyInstance> {
+  const app = Fastify(baseOptions(opts.logLevel, opts.trustProxy, [answerUnroutableReport]));
+  installErrorHandling(app);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Cairn API',
+        version: '1.0.0',
+        description: 'Artifact store for AI agents. Errors are `{error:{code,message,status}}`; match on `error.code`.',
+      },
+      servers: [{ url: core.deps.origins.api }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'ak_live_… API key' } } },
+    },
+  });
+  app.addSchema(ErrorEnvelope);
+  app.addSchema(ArtifactRecord);
+  app.addSchema(SessionRecord);
+  await app.register(multipart, {
+    // Our own streaming check stops at 500 MB; busboy's limit sits above it so it never truncates silently first.
+    limits: { fileSize: LIMITS.multipartBytes + 1024 * 1024, files: 1, fields: 16, parts: 20, fieldSize: 64 * 1024 },
+    throwFileSizeLimit: true,
+  });
+  // JSON and multipart are the only bodies the API takes; text/plain would otherwise be parsed too.
+  app.removeContentTypeParser('text/plain');
+  installAdmission(app, core);
+  app.addHook('onRoute', strictQuerystring);
+  metaRoutes(app, core);
+  uploadRoutes(app, core);
+  artifactRoutes(app, core);
+  sessionRoutes(app, core);
+  presignedRoutes(app, core);
+  pageRoutes(app, core);
+  for (const plugin of opts.plugins ?? []) await plugin(app, core);
+  return app;
+}

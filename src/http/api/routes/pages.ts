@@ -1,0 +1,190 @@
+import type { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Core } from '../../../core/index.js';
+import { callerOf } from '../../auth.js';
+import {
+  ArtifactIdParams,
+  artifactErrors,
+  ErrorEnvelope,
+  PublishBody,
+  PublishResult,
+  SlugParams,
+  UnpublishResult,
+} from '../schemas.js';
+
+const security = [{ bearer: [] }];
+const publishForbidden = Type.Ref(ErrorEnvelope, {
+  description:
+    '`quota_exceeded` (password access on the Free plan, or the monthly request quota is reached), ' +
+    '`tenant_suspended`, or `page_taken_down` (an operator took this page down; publishing it is refused ' +
+    'until the operator restores it).',
+});
+const publicErrors = { 404: Type.Ref(ErrorEnvelope), 429: Type.Ref(ErrorEnvelope) };
+
+/** A report body is read up to this size; a larger one is answered 202 and not forwarded. */
+export const REPORT_BODY_MAX = 64 * 1024;
+const OVERSIZED = Symbol('oversized report body');
+
+/**
+ * Reads a report body leniently: JSON when it parses, `{}` when it does not, OVERSIZED past
+ * REPORT_BODY_MAX. It never fails, because the spec allows a report no answer but 202 (or 429).
+ * What is left of an oversized body is discarded as it arrives (Node drains it after the reply).
+ */
+function readReportBody(payload: Readable): Promise<unknown> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (value: unknown) => {
+      payload.off('data', onData).off('end', onEnd).off('error', onError);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= REPORT_BODY_MAX) chunks.push(chunk);
+      else {
+        finish(OVERSIZED);
+        payload.resume();
+      }
+    };
+    const onEnd = () => {
+      try {
+        finish(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        finish({});
+      }
+    };
+    // The client went away mid-body: there is nobody to answer and nothing to forward.
+    const onError = () => finish(OVERSIZED);
+    payload.on('data', onData).on('end', onEnd).on('error', onError);
+  });
+}
+
+const REPORT_PATH = /^\/v1\/public\/pages\/[^/?#]*\/report(?:[?#]|$)/;
+
+/**
+ * For the router's own refusals (a path segment over 512 characters, bad percent-encoding),
+ * which happen before any route runs: a report still gets its 202, never a 400.
+ */
+export function answerUnroutableReport(request: FastifyRequest, reply: FastifyReply): boolean {
+  if (request.method !== 'POST' || !REPORT_PATH.test(request.url)) return false;
+  reply.status(202).send({ received: true });
+  return true;
+}
+
+/** Publishing (authenticated) and the three public page endpoints (no key). */
+export function pageRoutes(app: FastifyInstance, core: Core): void {
+  app.post(
+    '/v1/artifacts/:id/publish',
+    {
+      // Publishing is not counted against the monthly quota, but is refused once the quota is reached.
+      config: { auth: true, quota: 'check' },
+      schema: {
+        summary: 'Publish an artifact as a public page (upsert)',
+        description:
+          'Creates the page `{viewer}/a/<slug>` or updates its title, visibility and access; the slug is kept ' +
+          'across re-publishes and unpublish/re-publish. Password access is Pro only and refused for HTML. ' +
+          'A page an operator took down cannot be published again (403 `page_taken_down`).',
+        tags: ['pages'],
+        security,
+        params: ArtifactIdParams,
+        body: PublishBody,
+        response: { 200: PublishResult, ...artifactErrors, 403: publishForbidden },
+      },
+    },
+    async (request) => core.pages.publish(callerOf(request), (request.params as { id: string }).id, request.body),
+  );
+
+  app.delete(
+    '/v1/artifacts/:id/publish',
+    {
+      // Never refused for quota: a tenant at its limit must still be able to take a page down.
+      config: { auth: true, quota: 'skip' },
+      schema: {
+        summary: 'Unpublish a page (idempotent)',
+        description: "The id is the artifact id (`art_…`) or the page slug (`pg_…`), within the caller's tenant.",
+        tags: ['pages'],
+        security,
+        params: Type.Object({ id: Type.String({ description: 'art_… or pg_…' }) }),
+        response: { 200: UnpublishResult, ...artifactErrors },
+      },
+    },
+    async (request) => core.pages.unpublish(callerOf(request), (request.params as { id: string }).id),
+  );
+
+  app.get(
+    '/v1/public/pages/:slug/gate-info',
+    {
+      config: { publicPage: true },
+      schema: {
+        summary: 'Is this a live password page?',
+        description: '200 only for a live page with access=password; everything else is the same 404.',
+        tags: ['public pages'],
+        params: SlugParams,
+        response: {
+          200: Type.Object({ exists: Type.Literal(true), access: Type.Literal('password') }),
+          ...publicErrors,
+        },
+      },
+    },
+    async (request) => core.pages.gateInfo((request.params as { slug: string }).slug),
+  );
+
+  app.post(
+    '/v1/public/pages/:slug/unlock',
+    {
+      config: { publicPage: true },
+      schema: {
+        summary: 'Trade a page password for a content token',
+        description:
+          'The token (HS256 JWT, 300 s) goes to `{content}/c/<slug>?token=…`; it stops working at once when the ' +
+          'page is re-published (new password hash) or goes offline. Attempts are capped per slug and per IP ' +
+          'before any hashing.',
+        tags: ['public pages'],
+        params: SlugParams,
+        body: Type.Object({ password: Type.String() }, { additionalProperties: true }),
+        response: {
+          200: Type.Object({ content_token: Type.String(), expires_in: Type.Integer() }),
+          400: Type.Ref(ErrorEnvelope),
+          401: Type.Ref(ErrorEnvelope),
+          ...publicErrors,
+        },
+      },
+    },
+    async (request) => core.pages.unlock((request.params as { slug: string }).slug, request.body, request.ip),
+  );
+
+  // Reports are always accepted: any body (even malformed, absent or too large) is read leniently.
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', async (_request: FastifyRequest, payload: Readable) => readReportBody(payload));
+    scope.post(
+      '/v1/public/pages/:slug/report',
+      {
+        config: { publicPage: true },
+        schema: {
+          summary: 'Report a page to the operators',
+          description:
+            'Always 202, whether or not the page exists, whatever the body (malformed, absent, over 64 KiB); 429 ' +
+            'only past 5 reports an hour from one IP about one page. `reason` is one of spam, phishing, malware, ' +
+            'abuse, copyright, other (anything else is stored as other); `detail` is cut at 2,000 characters. ' +
+            'Only reports about live pages, at most 20 an hour per IP, are forwarded to the operators.',
+          tags: ['public pages'],
+          params: SlugParams,
+          body: Type.Object(
+            { reason: Type.Optional(Type.Unknown()), detail: Type.Optional(Type.Unknown()) },
+            { additionalProperties: true },
+          ),
+          response: { 202: Type.Object({ received: Type.Literal(true) }), 429: Type.Ref(ErrorEnvelope) },
+        },
+        validatorCompiler: () => (data: unknown) => ({ value: data }),
+      },
+      async (request, reply) => {
+        reply.status(202);
+        // Too large to be a real report: answered like any other, forwarded nowhere.
+        if (request.body === OVERSIZED) return { received: true };
+        return core.pages.report((request.params as { slug: string }).slug, request.body, request.ip);
+      },
+    );
+  });
+}

@@ -1,0 +1,57 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Core } from '../../../core/index.js';
+import type { RawQuery } from '../../../core/list-query.js';
+import { callerOf } from '../../auth.js';
+import {
+  authErrors,
+  ErrorEnvelope,
+  ListSessionsQuery,
+  SealResult,
+  SessionIdParams,
+  SessionRecord,
+} from '../schemas.js';
+
+const security = [{ bearer: [] }];
+
+export function sessionRoutes(app: FastifyInstance, core: Core): void {
+  app.get(
+    '/v1/sessions',
+    {
+      config: { auth: true },
+      schema: {
+        summary: 'List sessions',
+        description: 'Most recently active first (`last_artifact_at DESC, session_id DESC`), keyset-paginated.',
+        tags: ['sessions'],
+        security,
+        querystring: ListSessionsQuery,
+        response: {
+          200: Type.Object({
+            sessions: Type.Array(Type.Ref(SessionRecord)),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+            has_more: Type.Boolean(),
+          }),
+          400: Type.Ref(ErrorEnvelope),
+          ...authErrors,
+        },
+      },
+    },
+    async (request) => core.sessions.list(callerOf(request), request.query as RawQuery),
+  );
+
+  app.post(
+    '/v1/sessions/:id/seal',
+    {
+      config: { auth: true },
+      schema: {
+        summary: 'Seal a session (irreversible)',
+        description: 'Later uploads naming it get 409 session_sealed. Sealing again returns the original sealed_at.',
+        tags: ['sessions'],
+        security,
+        params: SessionIdParams,
+        response: { 200: SealResult, 404: Type.Ref(ErrorEnvelope), ...authErrors },
+      },
+    },
+    async (request) => core.sessions.seal(callerOf(request), (request.params as { id: string }).id),
+  );
+}

@@ -1,0 +1,63 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TrustProxy } from '../../config.js';
+import type { Core } from '../../core/index.js';
+import { installErrorHandling } from '../errors.js';
+import { baseOptions } from '../fastify-options.js';
+import { installPublicHeaders } from '../public-headers.js';
+import { contentPageRoutes, pageNotFound } from './pages.js';
+import { serveArtifactBytes } from './serve-bytes.js';
+
+export interface ContentAppOptions {
+  logLevel: string;
+  trustProxy?: TrustProxy;
+  plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
+}
+
+/**
+ * The content origin: the only listener that ever sends stored bytes. It has no API routes and
+ * no cookies, so untrusted content served here can reach nothing of value.
+ */
+export async function buildContentApp(core: Core, opts: ContentAppOptions): Promise<FastifyInstance> {
+  const app = Fastify(baseOptions(opts.logLevel, opts.trustProxy));
+  const gone = {
+    error: { code: 'artifact_not_found', message: 'This link is invalid, expired or the file is gone.', status: 404 },
+  };
+  // Unknown paths answer like an unknown page (under /c/) or an unknown link (anywhere else).
+  installErrorHandling(app, (request, reply) =>
+    request.url.startsWith('/c/') ? pageNotFound(reply, core.deps.origins.viewer) : reply.status(404).send(gone),
+  );
+  installPublicHeaders(app);
+
+  app.get('/health', async () => ({ status: 'ok' }));
+
+  // Private signed download URLs from GET /v1/artifacts/{id}/download-url.
+  // GET and HEAD explicitly: Fastify's automatic HEAD route would reset Content-Length to 0.
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/d/:id',
+    handler: async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const { exp, sig } = request.query as { exp?: string; sig?: string };
+      const found = await core.sharing.resolveSigned(id, exp, sig);
+      if (!found) return reply.status(404).send(gone);
+      return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
+    },
+  });
+
+  // Shareable download links: {download_origin}/lnk_<id>.
+  // GET and HEAD explicitly: Fastify's automatic HEAD route would reset Content-Length to 0.
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/:linkId',
+    handler: async (request, reply) => {
+      const { linkId } = request.params as { linkId: string };
+      const found = await core.sharing.resolveLink(linkId);
+      if (!found) return reply.status(404).send(gone);
+      return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
+    },
+  });
+
+  contentPageRoutes(app, core);
+  for (const plugin of opts.plugins ?? []) await plugin(app, core);
+  return app;
+}

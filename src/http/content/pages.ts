@@ -1,0 +1,119 @@
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { blobKey } from '../../core/context.js';
+import type { Core } from '../../core/index.js';
+import type { LivePage } from '../../core/pages.js';
+import { html } from '../render/html.js';
+import { markdownDocument } from '../render/markdown-document.js';
+import { pageRenderer } from '../render/page-kind.js';
+import { contentDisposition, serveArtifactBytes } from './serve-bytes.js';
+
+/**
+ * `{content}/c/<slug>`: the bytes behind a public page, the only place they are ever served from.
+ * Each renderer gets its own Content-Security-Policy; all of them sandbox the document, so even
+ * when opened directly (not in the viewer's iframe) it runs with an opaque origin.
+ */
+
+/** HTML pages: their own inline scripts run, but they can load or connect to nothing. */
+export function htmlPageCsp(viewerOrigin: string): string {
+  return (
+    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; " +
+    `img-src data: blob:; font-src data:; media-src data: blob:; form-action 'none'; base-uri 'none'; frame-ancestors ${viewerOrigin}`
+  );
+}
+
+/**
+ * Markdown pages: no scripts at all. Popups are allowed (and escape the sandbox) only so that a
+ * reader's click on an https link opens it in a new tab; the sanitizer adds rel=noopener.
+ */
+export function markdownPageCsp(viewerOrigin: string): string {
+  return (
+    "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; " +
+    `sandbox allow-popups allow-popups-to-escape-sandbox; frame-ancestors ${viewerOrigin}`
+  );
+}
+
+/** Images (an SVG opened directly included): nothing runs, nothing loads, nothing frames them. */
+export const IMAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'";
+
+const NOT_FOUND_PAGE = html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex, nofollow"><title>Not found</title></head>
+<body><p>This page is not available.</p></body></html>
+`.value;
+
+/**
+ * One answer for every "no": unknown, unpublished, expired, suspended, malformed, bad token, and
+ * any other path under /c/. The viewer may frame it (a page can go away under an open shell).
+ */
+export function pageNotFound(reply: FastifyReply, viewerOrigin: string): FastifyReply {
+  return reply
+    .status(404)
+    .header('Content-Type', 'text/html; charset=utf-8')
+    .header('Content-Security-Policy', `default-src 'none'; sandbox; frame-ancestors ${viewerOrigin}`)
+    .header('Cache-Control', 'no-store')
+    .header('Referrer-Policy', 'no-referrer')
+    .send(NOT_FOUND_PAGE);
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+async function serveMarkdown(core: Core, reply: FastifyReply, live: LivePage, headers: Record<string, string>) {
+  const { artifact, page } = live;
+  const bytes =
+    artifact.sizeBytes === 0
+      ? Buffer.alloc(0)
+      : await readAll(await core.deps.blobs.read(blobKey(artifact.tenantId, artifact.contentHash)));
+  const doc = markdownDocument(bytes.toString('utf8'), page.title ?? artifact.filename).value;
+  reply
+    .status(200)
+    .header('Content-Type', 'text/html; charset=utf-8')
+    .header('Content-Disposition', contentDisposition('inline', `${artifact.filename}.html`))
+    .header('Content-Security-Policy', markdownPageCsp(core.deps.origins.viewer))
+    .header('Cache-Control', 'private, max-age=0, must-revalidate');
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+  return reply.send(doc);
+}
+
+export function contentPageRoutes(app: FastifyInstance, core: Core): void {
+  // GET and HEAD explicitly: Fastify's automatic HEAD route would reset Content-Length to 0.
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/c/:slug',
+    handler: async (request, reply) => {
+      const { slug } = request.params as { slug: string };
+      const { token, download } = request.query as Record<string, unknown>;
+      const live = await core.pages.resolve(slug);
+      if (!live) return pageNotFound(reply, core.deps.origins.viewer);
+      const gated = live.page.access === 'password';
+      if (gated && (typeof token !== 'string' || !core.pages.acceptsContentToken(live.page, token))) {
+        return pageNotFound(reply, core.deps.origins.viewer);
+      }
+      // The token is in this URL: no Referer may carry it on, and no cache may keep gated bytes.
+      const headers: Record<string, string> = { 'Referrer-Policy': 'no-referrer' };
+      if (gated) headers['Cache-Control'] = 'private, no-store';
+      const { artifact } = live;
+      const kind = download === '1' ? 'download' : pageRenderer(artifact, gated);
+      const { blobs, origins } = core.deps;
+      switch (kind) {
+        case 'html':
+          return serveArtifactBytes(request, reply, blobs, artifact, {
+            disposition: 'inline',
+            headers: { ...headers, 'Content-Security-Policy': htmlPageCsp(origins.viewer) },
+          });
+        case 'image':
+          return serveArtifactBytes(request, reply, blobs, artifact, {
+            disposition: 'inline',
+            headers: { ...headers, 'Content-Security-Policy': IMAGE_CSP },
+          });
+        case 'markdown':
+          return serveMarkdown(core, reply, live, headers);
+        default:
+          return serveArtifactBytes(request, reply, blobs, artifact, { headers });
+      }
+    },
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * The two cookies of the dashboard, read and written without a cookie library (@fastify/cookie
+ * pulls `cookie@2`, which declares Node >= 22). On an https API origin they carry the `__Host-`
+ * prefix, which the browser only accepts with Secure, Path=/ and no Domain: no subdomain can set
+ * or shadow them.
+ */
+
+/** Parses a Cookie header; the first occurrence of a name wins, malformed pairs are skipped. */
+export function parseCookies(header: string | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!header) return out;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    const name = part.slice(0, Math.max(eq, 0)).trim();
+    if (eq < 0 || name === '') continue;
+    let value = part.slice(eq + 1).trim();
+    if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
+    if (!out.has(name)) {
+      try {
+        out.set(name, decodeURIComponent(value));
+      } catch {
+        // Not percent-encoded correctly: not one of ours.
+      }
+    }
+  }
+  return out;
+}
+
+export interface CookieNames {
+  session: string;
+  /** The pre-session value the login and sign-up forms' CSRF tokens are bound to. */
+  preSession: string;
+  secure: boolean;
+}
+
+export function cookieNames(apiOrigin: string): CookieNames {
+  const secure = apiOrigin.startsWith('https:');
+  const prefix = secure ? '__Host-' : '';
+  return { session: `${prefix}cairn_session`, preSession: `${prefix}cairn_csrf`, secure };
+}
+
+/** A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/, Secure on https; `maxAgeSeconds` 0 deletes it. */
+export function setCookie(name: string, value: string, secure: boolean, maxAgeSeconds?: number): string {
+  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
+  if (secure) parts.push('Secure');
+  if (maxAgeSeconds !== undefined) parts.push(`Max-Age=${maxAgeSeconds}`);
+  return parts.join('; ');
+}

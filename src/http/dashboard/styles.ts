@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { SHELL_CSS } from '../viewer/styles.js';
+
+/**
+ * The dashboard's stylesheet: the viewer's look plus tables, bars and navigation. Served as a
+ * file from the API origin so the pages' CSP can say `style-src 'self'` (no inline style at all).
+ */
+export const DASHBOARD_CSS = `${SHELL_CSS}
+.nav{display:flex;gap:.25rem;flex-wrap:wrap}
+.nav a{padding:.4rem .7rem;border-radius:8px;text-decoration:none;color:var(--fg)}
+.nav a[aria-current="page"]{background:var(--bg);font-weight:600}
+.topbar form{margin:0}
+.topbar form .btn{margin:0}
+.page{padding:1.25rem 1.5rem;max-width:72rem;width:100%;margin:0 auto;display:flex;flex-direction:column;gap:1.25rem}
+.page h1{margin:0;font-size:1.35rem}
+.panel.pad{padding:1.1rem 1.25rem}
+.panel h2{font-size:.8rem;text-transform:uppercase;letter-spacing:.06em;color:var(--muted);margin:0 0 .75rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(15rem,1fr));gap:1rem}
+.usage{display:flex;flex-direction:column;gap:.35rem}
+.usage .figures{display:flex;justify-content:space-between;font-size:.9rem}
+.bar{width:100%;height:.6rem;border-radius:999px}
+.bar::-webkit-meter-bar{background:var(--bg);border:1px solid var(--line);border-radius:999px}
+table{width:100%;border-collapse:collapse;font-size:.9rem}
+th,td{text-align:left;padding:.55rem .6rem;border-bottom:1px solid var(--line);vertical-align:middle;overflow-wrap:anywhere}
+th{font-size:.75rem;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}
+td form{display:inline;margin:0}
+td form .btn,.actions form .btn{margin:0}
+.actions{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}
+.btn.small{padding:.3rem .65rem;font-size:.85rem}
+.btn.danger{background:var(--danger);color:#fff}
+.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
+.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;padding:.6rem .75rem;background:var(--bg);border:1px dashed var(--accent);border-radius:8px;overflow-wrap:anywhere;user-select:all}
+.filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.5rem .75rem;align-items:end}
+.filters label{margin:0 0 .2rem}
+.badge{display:inline-block;padding:.1rem .5rem;border-radius:999px;font-size:.75rem;font-weight:700;background:var(--bg);border:1px solid var(--line)}
+.badge.warn{color:var(--danger);border-color:var(--danger)}
+.tiers{border:0;padding:0;margin:.5rem 0 0;display:flex;flex-direction:column;gap:.5rem}
+.tiers label{display:flex;gap:.6rem;align-items:flex-start;font-weight:400;margin:0;padding:.65rem .75rem;border:1px solid var(--line);border-radius:8px;cursor:pointer}
+.tiers input{width:auto;margin-top:.25rem}
+.tiers small{display:block;color:var(--muted)}
+.center .panel.wide{max-width:34rem}
+.muted{color:var(--muted)}
+`;
+
+export const DASHBOARD_CSS_PATH = `/dashboard/assets/style-${createHash('sha256').update(DASHBOARD_CSS).digest('hex').slice(0, 12)}.css`;

@@ -1,0 +1,97 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CairnError, type ErrorCode, isCairnError, toEnvelope } from '../core/errors.js';
+import type { RateDecision } from '../ports/rate-limiter.js';
+import { installShutdownGate } from './protocol-errors.js';
+import { setRateHeaders } from './rate-headers.js';
+
+/** Framework and plugin error codes mapped onto the API's stable codes. */
+const FRAMEWORK_CODES: Record<string, [ErrorCode, string]> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_request', 'Request body is not valid JSON.'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_request', 'Request body is empty; send a JSON object.'],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['file_too_large', 'Request body is larger than this endpoint accepts.'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Unsupported Content-Type for this endpoint.'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request', 'Content-Length does not match the body.'],
+  FST_INVALID_MULTIPART_CONTENT_TYPE: ['unsupported_media_type', 'Expected multipart/form-data.'],
+  FST_REQ_FILE_TOO_LARGE: ['file_too_large', 'File is larger than 500 MB.'],
+  FST_FILES_LIMIT: ['invalid_request', 'Send exactly one file part named "file".'],
+  FST_FIELDS_LIMIT: ['invalid_request', 'Too many form fields.'],
+  FST_PARTS_LIMIT: ['invalid_request', 'Too many multipart parts.'],
+  FST_PROTO_VIOLATION: ['invalid_request', 'Malformed multipart body.'],
+};
+
+export function toCairnError(err: unknown): CairnError | null {
+  if (isCairnError(err)) return err;
+  const e = err as FastifyError & { validation?: { keyword?: string; params?: { additionalProperty?: string } }[] };
+  if (e?.validation || e?.code === 'FST_ERR_VALIDATION') {
+    const unknown = e.validation?.[0]?.keyword === 'additionalProperties' && e.validation[0].params?.additionalProperty;
+    if (unknown !== undefined && unknown !== false && e.validationContext === 'querystring') {
+      return new CairnError('invalid_request', `Unknown query parameter '${unknown.slice(0, 80)}'.`);
+    }
+    return new CairnError('invalid_request', e.message.replace(/^(body|querystring|params|headers)\//, '$1.'));
+  }
+  const mapped = e?.code ? FRAMEWORK_CODES[e.code] : undefined;
+  if (mapped) return new CairnError(mapped[0], mapped[1]);
+  // busboy's own parse errors ("Malformed part header", "Unexpected end of form").
+  if (e instanceof Error && /multipart|part header|end of form|boundary/i.test(e.message)) {
+    return new CairnError('invalid_request', 'Malformed multipart body.');
+  }
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new CairnError('invalid_request', 'Invalid request.');
+  }
+  return null;
+}
+
+/**
+ * The client hung up before its request had fully arrived (a cancelled or crashed upload): the
+ * error the handler saw (ERR_STREAM_PREMATURE_CLOSE, ECONNRESET, "aborted") is its consequence.
+ */
+function clientAborted(request: FastifyRequest): boolean {
+  const raw = request.raw;
+  return !raw.complete && (raw.destroyed || raw.socket?.destroyed === true);
+}
+
+function errorReason(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  return String(e?.code ?? e?.message ?? err);
+}
+
+/**
+ * Renders every error once, into the `{error:{code,message,status}}` envelope; 5xx never leak
+ * internals. Also the first hook of every listener: the 503 answer while it shuts down.
+ * `notFound` replaces the default answer for an unknown route (the public origins answer it with
+ * their own nothing-revealing 404).
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  notFound?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply,
+): void {
+  installShutdownGate(app);
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    if (clientAborted(request)) {
+      // Not a fault of ours and nobody is left to read an answer; the upload path has already
+      // dropped whatever was staged. A 4xx keeps it out of any 5xx count.
+      request.log.info({ reqId: request.id, reason: errorReason(err) }, 'client aborted');
+      return reply
+        .status(400)
+        .type('application/json; charset=utf-8')
+        .send(toEnvelope(new CairnError('invalid_request', 'The client closed the connection mid-request.')));
+    }
+    const known = toCairnError(err);
+    const cairn = known ?? new CairnError('server_error', 'Internal server error.');
+    if (!known || cairn.status === 500) request.log.error({ err, reqId: request.id }, 'request failed');
+    // A 503 is a transient condition we chose to report (a busy blob), not a fault.
+    else if (cairn.status === 503) request.log.warn({ reqId: request.id, reason: cairn.message }, 'request deferred');
+    const decision = (err as { decision?: RateDecision }).decision;
+    if (decision) setRateHeaders(reply, decision);
+    if (cairn.extras.retryAfterSeconds !== undefined)
+      reply.header('Retry-After', String(cairn.extras.retryAfterSeconds));
+    reply.status(cairn.status).type('application/json; charset=utf-8').send(toEnvelope(cairn, request.id));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    if (notFound) return notFound(request, reply);
+    return reply
+      .status(404)
+      .type('application/json; charset=utf-8')
+      .send(toEnvelope(new CairnError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)));
+  });
+}

@@ -1,0 +1,55 @@
+import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import type { TrustProxy } from '../config.js';
+import { CairnError, toEnvelope } from '../core/errors.js';
+import { clientErrorHandler } from './protocol-errors.js';
+
+/**
+ * Fastify's own `trustProxy: <number>` fails closed (trusts no hop), so a hop count is given as
+ * the function proxy-addr calls for each address, from the socket (hop 0) leftwards through
+ * X-Forwarded-For: the first `hops` of them are proxies, the next one is the client.
+ */
+export function fastifyTrustProxy(trust: TrustProxy): FastifyServerOptions['trustProxy'] {
+  if (typeof trust === 'number') return trust === 0 ? false : (_address: string, hop: number) => hop < trust;
+  return trust;
+}
+
+/** Answers a request the router refused before any route ran, or returns false to leave it to the default 400. */
+export type RouterErrorAnswer = (request: FastifyRequest, reply: FastifyReply) => boolean;
+
+/** Settings shared by the three listeners. */
+export function baseOptions(
+  logLevel: string,
+  trustProxy: TrustProxy = false,
+  routerErrorAnswers: readonly RouterErrorAnswer[] = [],
+): FastifyServerOptions {
+  return {
+    // Logs go to stderr: stdout is for what a command prints (the `cairn serve` banner and key).
+    logger: logLevel === 'silent' ? false : { level: logLevel, stream: process.stderr },
+    // One line per request would dominate the log and the CPU profile; errors are logged by the handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Behind a load balancer the client IP comes from X-Forwarded-For, read from the right and
+    // only through the trusted hops (CAIRN_TRUST_PROXY): a forged leftmost entry changes nothing.
+    trustProxy: fastifyTrustProxy(trustProxy),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // Let in-flight requests finish on shutdown; idle keep-alive sockets are closed at once.
+    forceCloseConnections: 'idle',
+    // Requests arriving while closing get our own 503 envelope (installShutdownGate), not Fastify's body.
+    return503OnClosing: false,
+    // Bytes Node cannot parse as HTTP (oversized headers, a broken request line) get the envelope too.
+    clientErrorHandler,
+    requestIdHeader: false,
+    genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
+    // Session ids may be 128 characters; the router's default cap of 100 would refuse valid ones.
+    routerOptions: { maxParamLength: 512 },
+    // Errors raised by the router before any route runs (bad URL encoding, over-long path segment)
+    // get the same envelope as every other error.
+    frameworkErrors: (err, request, reply: FastifyReply) => {
+      if (routerErrorAnswers.some((answer) => answer(request, reply))) return;
+      const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path segment is too long.' : 'Malformed URL.';
+      reply
+        .status(400)
+        .type('application/json; charset=utf-8')
+        .send(toEnvelope(new CairnError('invalid_request', message)));
+    },
+  };
+}

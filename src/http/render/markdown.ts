@@ -1,0 +1,134 @@
+import MarkdownIt, { type StateCore, type Token } from 'markdown-it';
+
+/**
+ * Markdown → HTML that is safe to show to anyone (spec: "Sanitized Markdown. Images only over HTTPS
+ * or `data:`. Links only `https:` and `mailto:`").
+ *
+ * Layers, each sufficient on its own for what it covers:
+ * - `html: false`: raw HTML in the source is never parsed as HTML, only shown as text; the
+ *   `html_*` renderer rules escape their content anyway, should a token ever appear.
+ * - A core rule run after parsing rebuilds every link and image token from an allowlist of
+ *   attributes (no event handlers, no style) and drops links/images whose URL is not allowed: an
+ *   unsafe link keeps its text, an unsafe image shows its alt text.
+ * - URLs are checked exactly as the browser will read them (the attribute value after HTML
+ *   decoding) and again after entity/backslash decoding, with whitespace and control characters
+ *   removed, lower-cased, and with the WHATWG URL parser; every check must say yes.
+ */
+
+/** `data:` images allowed inline; never SVG (it can carry script), never other types. */
+const DATA_IMAGE = /^data:image\/(png|jpeg|gif|webp|avif)(;base64)?,/;
+const LINK_SCHEMES = new Set(['https:', 'mailto:']);
+const LINK_REL = 'noopener noreferrer nofollow';
+
+/** The scheme as a lenient reader would see it: no whitespace or control characters, lower case. */
+function looseScheme(url: string): string | null {
+  const compact = url.replace(/[\s\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\ufeff]/g, '').toLowerCase();
+  const m = /^([a-z][a-z0-9+.-]*):/.exec(compact);
+  return m ? `${m[1]}:` : null;
+}
+
+function parsedProtocol(url: string): string | null {
+  try {
+    return new URL(url).protocol;
+  } catch {
+    return null;
+  }
+}
+
+/** Every reading of `url` (as written, entity-decoded) must agree on an allowed scheme. */
+function readings(url: string): string[] {
+  const decoded = md.utils.unescapeAll(url);
+  return decoded === url ? [url] : [url, decoded];
+}
+
+export function isSafeLinkUrl(url: string): boolean {
+  return readings(url).every((u) => {
+    const loose = looseScheme(u);
+    const parsed = parsedProtocol(u);
+    if (!loose || !LINK_SCHEMES.has(loose) || parsed !== loose) return false;
+    // https needs a real host: `https:javascript:…` or `https:///x` are not links we vouch for.
+    return loose !== 'https:' || /^https:\/\/[^/?#\s]/i.test(u.trim());
+  });
+}
+
+export function isSafeImageUrl(url: string): boolean {
+  return readings(url).every((u) => {
+    const loose = looseScheme(u);
+    const parsed = parsedProtocol(u);
+    if (loose === 'https:') return parsed === 'https:' && /^https:\/\/[^/?#\s]/i.test(u.trim());
+    // The data: check runs on the exact, untrimmed text: no whitespace tricks in the media type.
+    return loose === 'data:' && parsed === 'data:' && DATA_IMAGE.test(u.toLowerCase());
+  });
+}
+
+const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
+
+// Let the parser accept every destination so that our rule below decides (and can keep link text);
+// markdown-it's own validateLink would leave an unsafe link as literal source text instead.
+md.validateLink = () => true;
+
+/** Linkified bare domains (`www.example.com`) become https, not http. */
+function upgradeFuzzyLink(token: Token, text: string): void {
+  const href = token.attrGet('href') ?? '';
+  if (token.markup === 'linkify' && !/^[a-z][a-z0-9+.-]*:/i.test(text) && href.startsWith('http://')) {
+    token.attrSet('href', `https://${href.slice('http://'.length)}`);
+  }
+}
+
+function sanitizeInline(children: Token[], state: StateCore): Token[] {
+  const out: Token[] = [];
+  // One entry per open link: whether it was dropped (so its close is dropped too).
+  const openLinks: boolean[] = [];
+  for (let i = 0; i < children.length; i++) {
+    const t = children[i] as Token;
+    if (t.type === 'link_open') {
+      upgradeFuzzyLink(t, children[i + 1]?.content ?? '');
+      const href = t.attrGet('href') ?? '';
+      const title = t.attrGet('title');
+      const safe = isSafeLinkUrl(href);
+      openLinks.push(!safe);
+      if (!safe) continue;
+      t.attrs = [['href', href]];
+      if (title) t.attrs.push(['title', title]);
+      t.attrs.push(['rel', LINK_REL], ['target', '_blank']);
+      out.push(t);
+    } else if (t.type === 'link_close') {
+      if (!openLinks.pop()) out.push(t);
+    } else if (t.type === 'image') {
+      const src = t.attrGet('src') ?? '';
+      const alt = md.renderer.renderInlineAsText(t.children ?? [], md.options, state.env);
+      if (!isSafeImageUrl(src)) {
+        const text = new state.Token('text', '', 0);
+        text.content = alt;
+        out.push(text);
+        continue;
+      }
+      const title = t.attrGet('title');
+      t.attrs = [
+        ['src', src],
+        ['alt', ''],
+      ];
+      if (title) t.attrs.push(['title', title]);
+      t.attrs.push(['loading', 'lazy'], ['referrerpolicy', 'no-referrer']);
+      out.push(t);
+    } else {
+      out.push(t);
+    }
+  }
+  return out;
+}
+
+md.core.ruler.push('cairn_sanitize', (state) => {
+  for (const token of state.tokens) {
+    if (token.type === 'inline' && token.children) token.children = sanitizeInline(token.children, state);
+  }
+});
+
+// With `html: false` these never appear; should one ever do, it is shown as text, not markup.
+md.renderer.rules.html_block = (tokens, idx) => `<p>${md.utils.escapeHtml(tokens[idx]?.content ?? '')}</p>`;
+md.renderer.rules.html_inline = (tokens, idx) => md.utils.escapeHtml(tokens[idx]?.content ?? '');
+
+/** Safe HTML for a Markdown source (a fragment, to be placed inside a document body). */
+export function renderMarkdown(source: string): string {
+  return md.render(source.replace(/^\ufeff/, ''));
+}

@@ -1,0 +1,178 @@
+import { REPORT_REASONS } from '../../core/pages.js';
+import type { RendererKind } from '../../core/renderer.js';
+import { toIso } from '../../core/time.js';
+import type { ArtifactRow, PageRow } from '../../ports/metadata-store.js';
+import { type HtmlValue, html, type SafeHtml, trustedHtml } from '../render/html.js';
+import { SHELL_CSS } from './styles.js';
+
+/** The HTML of the viewer origin. Every interpolated value goes through `html`, which escapes it. */
+
+function layout(title: string, body: HtmlValue): SafeHtml {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<style>${trustedHtml(SHELL_CSS)}</style>
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
+const topbar = (heading: HtmlValue, action?: HtmlValue) =>
+  html`<header class="topbar"><span class="brand">Cairn</span><h1>${heading}</h1>${action}</header>`;
+
+const footer = html`<footer>Shared with Cairn. This content was published by a user and is not reviewed.</footer>`;
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v >= 10 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
+}
+
+/** The receipt's `model`: `metadata.model` when it is a non-empty string (or a number). */
+function modelOf(metadata: Record<string, unknown>): string | null {
+  const m = metadata.model;
+  if (typeof m === 'string' && m.trim() !== '') return m;
+  return typeof m === 'number' ? String(m) : null;
+}
+
+function receipt(artifact: ArtifactRow): SafeHtml {
+  const row = (field: string, value: string | null, cls = '', inner?: SafeHtml) =>
+    value !== null &&
+    value !== '' &&
+    html`<div data-field="${field}"><dt>${field}</dt><dd class="${cls}">${inner ?? value}</dd></div>`;
+  const generated = toIso(artifact.createdAt);
+  return html`<section class="panel receipt" aria-labelledby="receipt-h">
+<h2 id="receipt-h">Provenance receipt</h2>
+<dl>
+${row('agent_id', artifact.agentId)}
+${row('model', modelOf(artifact.metadata))}
+${row('content_hash', artifact.contentHash, 'hash')}
+${row('generated_at', generated, '', html`<time datetime="${generated}">${generated}</time>`)}
+</dl>
+<p class="note">A claim made by the producer, not a cryptographic attestation.</p>
+</section>`;
+}
+
+function reportForm(slug: string): SafeHtml {
+  return html`<details class="panel report">
+<summary>Report this page</summary>
+<form method="post" action="/a/${encodeURIComponent(slug)}/report">
+<label for="reason">Reason</label>
+<select id="reason" name="reason">${REPORT_REASONS.map((r) => html`<option value="${r}">${r[0]?.toUpperCase()}${r.slice(1)}</option>`)}</select>
+<label for="detail">Details (optional)</label>
+<textarea id="detail" name="detail" maxlength="2000" placeholder="What is wrong with this page?"></textarea>
+<button class="btn secondary" type="submit">Send report</button>
+</form>
+</details>`;
+}
+
+export interface ShellInput {
+  page: PageRow;
+  artifact: ArtifactRow;
+  kind: RendererKind;
+  contentOrigin: string;
+  /** Content token of an unlocked password page. */
+  token?: string;
+}
+
+function contentUrl(input: ShellInput, download: boolean): string {
+  const params = new URLSearchParams();
+  if (download) params.set('download', '1');
+  if (input.token) params.set('token', input.token);
+  const query = params.toString();
+  return `${input.contentOrigin}/c/${encodeURIComponent(input.page.slug)}${query ? `?${query}` : ''}`;
+}
+
+function rendererArea(input: ShellInput, title: string): SafeHtml {
+  const { artifact } = input;
+  const src = contentUrl(input, false);
+  switch (input.kind) {
+    case 'html':
+      // Scripts run, but never with the content origin's (or anyone's) same-origin rights.
+      return html`<iframe class="panel frame" src="${src}" sandbox="allow-scripts" referrerpolicy="no-referrer" title="${title}"></iframe>`;
+    case 'markdown':
+      // No scripts; popups only so an https link the reader clicks can open in a new tab.
+      return html`<iframe class="panel frame markdown-frame" src="${src}" sandbox="allow-popups allow-popups-to-escape-sandbox" referrerpolicy="no-referrer" title="${title}"></iframe>`;
+    case 'image':
+      return html`<figure class="panel image"><img src="${src}" alt="${title}" referrerpolicy="no-referrer"></figure>`;
+    default:
+      return html`<div class="panel card download-card">
+<p class="name">${artifact.filename}</p>
+<p class="meta"><span class="type">${artifact.contentType}</span> · <span class="size">${formatBytes(artifact.sizeBytes)}</span></p>
+<a class="btn" href="${contentUrl(input, true)}" rel="noreferrer">Download</a>
+</div>`;
+  }
+}
+
+/** The page shell: title, the renderer, the provenance receipt, download and report. */
+export function shellPage(input: ShellInput): SafeHtml {
+  const { page, artifact } = input;
+  const title = page.title ?? artifact.filename;
+  const download = html`<a class="btn" href="${contentUrl(input, true)}" rel="noreferrer" data-action="download">Download</a>`;
+  return layout(
+    title,
+    html`${topbar(title, download)}
+<main class="layout renderer-${input.kind}">
+<section class="content">${rendererArea(input, title)}</section>
+<aside class="side">${receipt(artifact)}${reportForm(page.slug)}</aside>
+</main>
+${footer}`,
+  );
+}
+
+/** The password form of a gated page; it shows nothing of the page before unlock. */
+export function passwordPage(slug: string, error?: string): SafeHtml {
+  return layout(
+    'Protected page',
+    html`${topbar('Protected page')}
+<main class="center"><div class="panel">
+<h1>This page is password-protected</h1>
+<p>Enter the password you were given to view it.</p>
+${error && html`<p class="error" role="alert">${error}</p>`}
+<form method="post" action="/a/${encodeURIComponent(slug)}/unlock">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<button class="btn" type="submit">Unlock</button>
+</form>
+</div></main>
+${footer}`,
+  );
+}
+
+/** One page for every slug we will not show: it must not differ between the reasons. */
+export const NOT_FOUND_HTML = layout(
+  'Page not found',
+  html`${topbar('Page not found')}
+<main class="center"><div class="panel">
+<h1>Page not found</h1>
+<p>This page does not exist or is no longer available.</p>
+</div></main>
+${footer}`,
+).value;
+
+export function messagePage(heading: string, message: string, tone: 'success' | 'error', backTo?: string): SafeHtml {
+  return layout(
+    heading,
+    html`${topbar(heading)}
+<main class="center"><div class="panel">
+<h1 class="${tone}">${heading}</h1>
+<p>${message}</p>
+${backTo && html`<a class="btn secondary" href="${backTo}">Back to the page</a>`}
+</div></main>
+${footer}`,
+  );
+}
