@@ -1,0 +1,121 @@
+/** Human renderings of sizes, times and tables, with colour only where a person is looking. */
+
+const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+
+/** Decimal units as the plans count them: 999 B, 1.2 KB, 34.5 MB, 512 MB, 1.0 GB. */
+export function formatBytes(n: number): string {
+  if (!Number.isFinite(n) || n < 1000) return `${Math.max(0, Math.round(n))} B`;
+  let value = n;
+  let unit = 0;
+  while (value >= 1000 && unit < UNITS.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  // 999.96 KB would round to "1000.0 KB": step up instead.
+  if (Number(value.toFixed(1)) >= 1000 && unit < UNITS.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value < 100 ? value.toFixed(1) : Math.round(value)} ${UNITS[unit]}`;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** "just now", "3 min ago", "5 h ago", "2 d ago"; beyond a week (or in the future) an ISO minute. */
+export function formatAge(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '-';
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const ago = now - t;
+  if (ago < -MINUTE || ago >= 7 * DAY) return isoMinute(t);
+  if (ago < MINUTE) return 'just now';
+  if (ago < HOUR) return `${Math.floor(ago / MINUTE)} min ago`;
+  if (ago < DAY) return `${Math.floor(ago / HOUR)} h ago`;
+  return `${Math.floor(ago / DAY)} d ago`;
+}
+
+/** "in 3 d", "in 5 h", "in 12 min", or an ISO minute for the past and the far future. */
+export function formatUntil(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return 'never';
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const left = t - now;
+  if (left < 0 || left >= 400 * DAY) return isoMinute(t);
+  if (left < HOUR) return `in ${Math.max(1, Math.round(left / MINUTE))} min`;
+  if (left < DAY) return `in ${Math.round(left / HOUR)} h`;
+  return `in ${Math.round(left / DAY)} d`;
+}
+
+function isoMinute(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16)}Z`;
+}
+
+export type Style = 'bold' | 'dim' | 'green' | 'yellow' | 'cyan' | 'red';
+const SGR: Record<Style, [number, number]> = {
+  bold: [1, 22],
+  dim: [2, 22],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+  red: [31, 39],
+};
+
+/**
+ * Colour for a stream: on when it is a terminal and NO_COLOR is unset or empty
+ * (https://no-color.org); FORCE_COLOR (not "0") turns it on anyway, e.g. under a pager.
+ */
+export function colourEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.NO_COLOR) return false;
+  if (env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '') return env.FORCE_COLOR !== '0';
+  return stream.isTTY === true;
+}
+
+export type Paint = (style: Style | null, text: string) => string;
+
+export function painter(enabled: boolean): Paint {
+  return (style, text) => {
+    if (!enabled || style === null || text === '') return text;
+    const [on, off] = SGR[style];
+    return `\u001b[${on}m${text}\u001b[${off}m`;
+  };
+}
+
+export interface Column<T> {
+  header: string;
+  value: (row: T) => string;
+  style?: Style;
+  /** Right-align (numbers, sizes). */
+  right?: boolean;
+}
+
+/** Aligned columns; widths are measured on the plain text so colour codes never skew them. */
+export function renderTable<T>(rows: T[], columns: Column<T>[], paint: Paint): string {
+  const cells = rows.map((r) => columns.map((c) => c.value(r)));
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => (row[i] ?? '').length)));
+  const line = (vals: string[], styleOf: (i: number) => Style | null) =>
+    vals
+      .map((v, i) => {
+        const w = widths[i] ?? 0;
+        const last = i === vals.length - 1;
+        const padded = columns[i]?.right ? v.padStart(w) : last ? v : v.padEnd(w);
+        return paint(styleOf(i), padded);
+      })
+      .join('  ')
+      .trimEnd();
+  const out = [
+    line(
+      columns.map((c) => c.header),
+      () => 'bold',
+    ),
+  ];
+  for (const row of cells) out.push(line(row, (i) => columns[i]?.style ?? null));
+  return out.join('\n');
+}
+
+/** "Label   value" lines with the labels aligned. */
+export function renderFields(fields: [string, string][], paint: Paint): string {
+  const width = Math.max(...fields.map(([k]) => k.length));
+  return fields.map(([k, v]) => `${paint('dim', k.padEnd(width))}  ${v}`).join('\n');
+}

@@ -1,0 +1,94 @@
+import { formatBytes } from './format.js';
+
+/** Transfers at least this large get a progress bar (when stderr is a terminal). */
+export const PROGRESS_THRESHOLD_BYTES = 4 * 1024 * 1024;
+
+export interface ProgressStream {
+  isTTY?: boolean;
+  columns?: number;
+  write(chunk: string): unknown;
+}
+
+export interface Progress {
+  update(done: number, total?: number | null): void;
+  /** Draws the final state and ends the line. */
+  finish(): void;
+  /** Clears the line (after a failure, so the error message starts clean). */
+  abort(): void;
+}
+
+const NO_PROGRESS: Progress = { update() {}, finish() {}, abort() {} };
+
+/** A bar for one transfer, or a no-op when it is small or nobody is watching stderr. */
+export function createProgress(
+  label: string,
+  totalBytes: number | null,
+  stream: ProgressStream = process.stderr,
+  now: () => number = Date.now,
+): Progress {
+  if (!stream.isTTY || totalBytes === null || totalBytes <= PROGRESS_THRESHOLD_BYTES) return NO_PROGRESS;
+  return new ProgressBar(label, totalBytes, stream, now);
+}
+
+/** Redraws at most ten times a second: `label [#####-----]  42%  12.0 MB/29.1 MB  4.1 MB/s  ETA 0:04`. */
+export class ProgressBar implements Progress {
+  private done = 0;
+  private lastDraw = 0;
+  private readonly started: number;
+
+  constructor(
+    private readonly label: string,
+    private total: number,
+    private readonly stream: ProgressStream,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.started = now();
+  }
+
+  update(done: number, total?: number | null): void {
+    this.done = done;
+    if (typeof total === 'number' && total > 0) this.total = total;
+    const t = this.now();
+    if (t - this.lastDraw < 100 && done < this.total) return;
+    this.lastDraw = t;
+    this.stream.write(`\r${this.render(t)}\u001b[K`);
+  }
+
+  finish(): void {
+    this.done = Math.max(this.done, this.total);
+    this.stream.write(`\r${this.render(this.now())}\u001b[K\n`);
+  }
+
+  abort(): void {
+    this.stream.write('\r\u001b[2K');
+  }
+
+  /** One line, cut to the terminal width. */
+  render(at: number): string {
+    const fraction = this.total > 0 ? Math.min(1, this.done / this.total) : 0;
+    const seconds = Math.max((at - this.started) / 1000, 0.001);
+    const rate = this.done / seconds;
+    const eta = rate > 0 ? (this.total - this.done) / rate : Number.POSITIVE_INFINITY;
+    const tail = [
+      `${String(Math.floor(fraction * 100)).padStart(3)}%`,
+      `${formatBytes(this.done)}/${formatBytes(this.total)}`,
+      `${formatBytes(rate)}/s`,
+      `ETA ${formatEta(fraction >= 1 ? 0 : eta)}`,
+    ].join('  ');
+    const width = this.stream.columns || 80;
+    const barWidth = Math.max(10, Math.min(30, width - this.label.length - tail.length - 6));
+    const filled = Math.round(fraction * barWidth);
+    const line = `${this.label} [${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}] ${tail}`;
+    return line.length > width - 1 ? line.slice(0, width - 1) : line;
+  }
+}
+
+/** m:ss or h:mm:ss; "--:--" while the rate is still unknown. */
+export function formatEta(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '--:--';
+  const s = Math.round(seconds);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+}

@@ -1,0 +1,222 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import {
+  type ArtifactRecord,
+  CairnError,
+  deriveIdempotencyKey,
+  deriveSuccessorKey,
+  sha256File,
+  type UploadOptions,
+} from '../../client/index.js';
+import { UsageError } from '../usage-error.js';
+import { nonEmpty } from './config-file.js';
+import { type Ctx, clientAction, withClientOptions } from './context.js';
+import { formatBytes } from './format.js';
+import { collectMeta, parseTtl } from './parse.js';
+import { createProgress } from './progress.js';
+
+/** A derived key is followed past at most this many deleted artifacts (each push-rm-push adds one). */
+const MAX_SUCCESSOR_HOPS = 100;
+
+export function registerPushCommand(program: Command): void {
+  withClientOptions(
+    program
+      .command('push')
+      .description('Upload one or more files (one artifact each). Re-running the same push never duplicates.')
+      .argument('<files...>', 'files to upload')
+      .option('--session <id>', 'session label')
+      .option('--agent <id>', 'agent label (else CAIRN_AGENT_ID)')
+      .option('--meta <key=value>', 'metadata pair (repeatable)', collectMeta)
+      .option('--type <type>', 'sets metadata.type')
+      .option('--ttl <ttl>', 'time to live: 12h, 30d or never (default 30d)', parseTtl)
+      .option('--transcript', 'mark as a session transcript (metadata.type=transcript)')
+      .option('--content-type <mime>', 'content type (default: from the file extension)')
+      .option(
+        '--idempotency-key <key>',
+        'explicit Idempotency-Key (default: derived from the content and every option above)',
+      )
+      .option('--publish', 'publish each new artifact as an unlisted page after upload')
+      .option('--title <title>', 'page title (implies --publish)')
+      .addHelpText(
+        'after',
+        `
+Re-running a push with the same file and options replays the first upload (for 24 hours) instead
+of storing a second artifact; if that artifact has since been deleted or has expired, a new one
+is stored. With several files and --json, one JSON record is printed per line as each completes.`,
+      ),
+    [
+      'cairn push report.md',
+      'cairn push out/*.png --session run-42 --agent planner --meta model=gpt-5 --ttl 7d',
+      'cairn push session.ndjson --transcript --session run-42',
+      'cairn push summary.md --title "Weekly summary"      # upload and publish',
+      'cairn push data.csv --json | jq -r .artifact_id',
+      'cairn push a.txt b.txt --json | jq -r .artifact_id   # one line per file',
+    ],
+  ).action(clientAction(push));
+}
+
+interface Pushed {
+  record: ArtifactRecord;
+  /** The upload replayed an earlier, still live, artifact. */
+  replayed: boolean;
+  /** The artifact as GET returns it (with `page`), when it was fetched to check a replay. */
+  current: ArtifactRecord | null;
+}
+
+async function push(ctx: Ctx, args: unknown[], opts: Record<string, unknown>): Promise<void> {
+  const files = (args[0] as string[]) ?? [];
+  const explicitKey = opts.idempotencyKey as string | undefined;
+  if (explicitKey !== undefined && files.length > 1) {
+    throw new UsageError('--idempotency-key names one upload; push one file at a time to use it.');
+  }
+  const sizes = await Promise.all(files.map(regularFileSize));
+  const base = uploadOptions(opts);
+  const title = opts.title as string | undefined;
+  const publish = opts.publish === true || title !== undefined;
+
+  for (const [i, file] of files.entries()) {
+    const filename = path.basename(file);
+    const upload: UploadOptions = { ...base, filename };
+    const key =
+      explicitKey ??
+      deriveIdempotencyKey({
+        contentHash: await sha256File(file),
+        filename,
+        sessionId: upload.sessionId,
+        agentId: upload.agentId,
+        contentType: upload.contentType,
+        ttl: upload.ttl,
+        transcript: upload.transcript,
+        metadata: upload.metadata,
+      });
+    const pushed = await pushFile(ctx, file, sizes[i] ?? null, upload, key, explicitKey === undefined);
+    let record = pushed.record;
+    if (publish) record = await publishNew(ctx, pushed, title);
+    // Printed as each file completes, so a later failure never hides what was already stored.
+    if (ctx.json) {
+      if (files.length === 1) ctx.printJson(record);
+      else ctx.print(JSON.stringify(record));
+    } else {
+      const note = pushed.replayed ? `  ${ctx.paint('dim', '(already pushed)')}` : '';
+      ctx.print(
+        `${ctx.paint('cyan', record.artifact_id)}  ${record.filename}  ${formatBytes(record.size_bytes)}  ${ctx.paint('dim', record.content_type)}${note}`,
+      );
+      if (record.page) ctx.print(`  page: ${ctx.paint('green', record.page.public_url)}`);
+    }
+  }
+}
+
+/** The options every file of this push shares, from the flags and CAIRN_AGENT_ID. */
+function uploadOptions(opts: Record<string, unknown>): UploadOptions {
+  const upload: UploadOptions = {};
+  const metadata: Record<string, unknown> = Object.fromEntries((opts.meta as [string, string][] | undefined) ?? []);
+  if (typeof opts.type === 'string') metadata.type = opts.type;
+  const sessionId = opts.session as string | undefined;
+  const agentId = (opts.agent as string | undefined) ?? nonEmpty(process.env.CAIRN_AGENT_ID);
+  if (sessionId) upload.sessionId = sessionId;
+  if (agentId) upload.agentId = agentId;
+  if (Object.keys(metadata).length > 0) upload.metadata = metadata;
+  if (opts.ttl) upload.ttl = opts.ttl as string;
+  if (opts.transcript) upload.transcript = true;
+  if (opts.contentType) upload.contentType = opts.contentType as string;
+  return upload;
+}
+
+/**
+ * Uploads one file. A replay of an artifact that has since been deleted or has expired would
+ * report a success for something gone: with a derived key the file is pushed again under
+ * deriveSuccessorKey(key, dead id), which stays deterministic for the next re-run; with an
+ * explicit key that is the user's to change, so it is an error.
+ */
+async function pushFile(
+  ctx: Ctx,
+  file: string,
+  size: number | null,
+  upload: UploadOptions,
+  firstKey: string,
+  derived: boolean,
+): Promise<Pushed> {
+  let key = firstKey;
+  const dead: string[] = [];
+  for (;;) {
+    let replayed = false;
+    const progress = createProgress(`push ${upload.filename}`, size);
+    let record: ArtifactRecord;
+    try {
+      record = await ctx.client.uploadFile(file, {
+        ...upload,
+        idempotencyKey: key,
+        onProgress: (sent, total) => progress.update(sent, total),
+        onResponse: (r) => {
+          replayed = r.replayed;
+        },
+      });
+      progress.finish();
+    } catch (err) {
+      progress.abort();
+      throw err;
+    }
+    if (!replayed) {
+      // Said only when something new was stored: a re-run that replays the successor stays quiet.
+      if (dead.length > 0) {
+        const earlier = dead.length === 1 ? `upload ${dead[0]} is` : `uploads ${dead.join(', ')} are`;
+        ctx.note(`${upload.filename}: the earlier ${earlier} gone; stored it again as ${record.artifact_id}.`);
+      }
+      return { record, replayed, current: null };
+    }
+    const { current, gone } = await lookUp(ctx, record.artifact_id);
+    if (current) return { record, replayed, current };
+    if (!derived) {
+      const why = gone.code === 'artifact_expired' ? 'has expired' : 'was deleted';
+      ctx.note(
+        `--idempotency-key ${key} replays ${record.artifact_id}, which ${why}; pass a new key to store it again.`,
+      );
+      throw gone;
+    }
+    if (dead.length >= MAX_SUCCESSOR_HOPS) throw gone;
+    dead.push(record.artifact_id);
+    key = deriveSuccessorKey(key, record.artifact_id);
+  }
+}
+
+/** A replayed artifact as it is now: its record while live, else the 410 it answers with. */
+async function lookUp(
+  ctx: Ctx,
+  id: string,
+): Promise<{ current: ArtifactRecord; gone?: never } | { current?: never; gone: CairnError }> {
+  try {
+    return { current: await ctx.client.getArtifact(id) };
+  } catch (err) {
+    if (err instanceof CairnError && err.status === 410) return { gone: err };
+    throw err;
+  }
+}
+
+/**
+ * Publishes a freshly pushed artifact. A replayed one that already has a page keeps it as it is
+ * (publishing again would replace its settings, e.g. drop a password); `cairn publish` changes it.
+ */
+async function publishNew(ctx: Ctx, pushed: Pushed, title: string | undefined): Promise<ArtifactRecord> {
+  const id = pushed.record.artifact_id;
+  if (pushed.current?.page) {
+    ctx.note(`${id} is already published; its page is unchanged (\`cairn publish ${id}\` changes it).`);
+    return pushed.current;
+  }
+  await ctx.client.publish(id, title === undefined ? {} : { title });
+  // The single GET carries the live page, so --json still prints an exact API body.
+  return ctx.client.getArtifact(id);
+}
+
+/** Size of a file to upload; anything else is a usage error, found before any upload starts. */
+async function regularFileSize(file: string): Promise<number> {
+  try {
+    const s = await stat(file);
+    if (!s.isFile()) throw new UsageError(`${file} is not a regular file.`);
+    return s.size;
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file}: ${code ?? err}`);
+  }
+}

@@ -1,0 +1,133 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import type { Command } from 'commander';
+import { UsageError } from '../usage-error.js';
+import { type Ctx, clientAction, withClientOptions } from './context.js';
+import { formatBytes, formatUntil } from './format.js';
+import { parseDurationSeconds } from './parse.js';
+import { createProgress, type Progress } from './progress.js';
+
+/** download and link. */
+export function registerTransferCommands(program: Command): void {
+  withClientOptions(
+    program
+      .command('download')
+      .description("Save an artifact's bytes (default: its filename in the current folder).")
+      .argument('<id>')
+      .option('-o, --output <path>', "file or folder to write, or '-' for stdout")
+      .option('-f, --force', 'overwrite an existing file'),
+    [
+      'cairn download art_XXXXXXXXXXXXXXXX',
+      'cairn download art_XXXXXXXXXXXXXXXX -o ./reports/',
+      'cairn download art_XXXXXXXXXXXXXXXX -o report.md --force',
+      'cairn download art_XXXXXXXXXXXXXXXX -o - | less',
+    ],
+  ).action(clientAction(download));
+
+  withClientOptions(
+    program
+      .command('link')
+      .description('Create a temporary download link anyone can open (no key needed).')
+      .argument('<id>')
+      .option('--expires <duration>', 'lifetime: 7d, 12h, 30m or 3600s (default 7d, max 30d)', parseDurationSeconds),
+    [
+      'cairn link art_XXXXXXXXXXXXXXXX',
+      'cairn link art_XXXXXXXXXXXXXXXX --expires 12h',
+      'cairn link art_X --json | jq -r .url',
+    ],
+  ).action(
+    clientAction(async (ctx, [id], opts) => {
+      const expiresIn = opts.expires as number | undefined;
+      const link = await ctx.client.createLink(String(id), expiresIn === undefined ? {} : { expiresIn });
+      if (ctx.json) return ctx.printJson(link);
+      ctx.print(ctx.paint('green', link.url));
+      ctx.note(`expires ${link.expires_at} (${formatUntil(link.expires_at)})`);
+    }),
+  );
+}
+
+async function download(ctx: Ctx, [rawId]: unknown[], opts: Record<string, unknown>): Promise<void> {
+  const id = String(rawId);
+  const output = opts.output as string | undefined;
+  if (output === '-') {
+    if (ctx.json) throw new UsageError("--json and '-o -' both want stdout; choose one.");
+    return downloadToStdout(ctx, id);
+  }
+  let target: string;
+  if (output === undefined || (await isDirectory(output))) {
+    const record = await ctx.client.getArtifact(id);
+    target = path.join(output ?? '.', safeFilename(record.filename, record.artifact_id));
+  } else if (/[\\/]$/.test(output)) {
+    throw new UsageError(`no such folder: ${output}`);
+  } else {
+    target = output;
+  }
+  await checkTarget(target, opts.force === true);
+  // The size is known once the response starts: the bar is made at the first progress call.
+  const bar: { current?: Progress } = {};
+  const result = await ctx.client
+    .downloadToFile(id, target, {
+      onProgress: (received, total) => {
+        bar.current ??= createProgress(`download ${path.basename(target)}`, total);
+        bar.current.update(received, total);
+      },
+    })
+    .catch((err: unknown) => {
+      bar.current?.abort();
+      throw err;
+    });
+  bar.current?.finish();
+  if (ctx.json) ctx.printJson({ artifact_id: id, path: path.resolve(result.path), size_bytes: result.sizeBytes });
+  else ctx.print(`Saved ${ctx.paint('bold', result.path)} (${formatBytes(result.sizeBytes)}).`);
+}
+
+async function downloadToStdout(ctx: Ctx, id: string): Promise<void> {
+  const { body, sizeBytes } = await ctx.client.download(id);
+  const progress = createProgress('download', sizeBytes);
+  let received = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      received += chunk.length;
+      progress.update(received, sizeBytes);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(Readable.fromWeb(body as NodeReadableStream<Uint8Array>), count, process.stdout);
+    progress.finish();
+  } catch (err) {
+    progress.abort();
+    // The reader went away (`| head`): not a failure of ours.
+    if ((err as NodeJS.ErrnoException).code === 'EPIPE') return;
+    throw err;
+  }
+  if (received !== sizeBytes) throw new Error(`download ended after ${received} of ${sizeBytes} bytes.`);
+}
+
+/**
+ * The stored filename is the uploader's claim: keep only its last path segment, so a name
+ * like "../../.bashrc" can never write outside the chosen folder.
+ */
+export function safeFilename(name: string, fallback: string): string {
+  const base = path.posix.basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '');
+  return base === '' || base === '.' || base === '..' ? fallback : base;
+}
+
+/** Local mistakes are usage errors (exit 2), found before any byte is fetched. */
+async function checkTarget(target: string, force: boolean): Promise<void> {
+  const existing = await stat(target).catch(() => null);
+  if (existing?.isDirectory()) throw new UsageError(`${target} is a folder.`);
+  if (existing && !force) throw new UsageError(`${target} already exists; pass --force to overwrite it.`);
+  const folder = path.dirname(target);
+  if (!(await isDirectory(folder))) throw new UsageError(`no such folder: ${folder}`);
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  return stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}

@@ -1,0 +1,71 @@
+import { Command, CommanderError } from 'commander';
+import { registerClientCommands } from './client/index.js';
+import { withExamples } from './help.js';
+import { UsageError } from './usage-error.js';
+
+/** Exit codes: 0 ok, 1 API or runtime error, 2 usage error. */
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command('cairn')
+    .description(
+      'Cairn: an artifact store for AI agents. Push files with metadata, find them, share them, publish them.',
+    )
+    .version(await version(), '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  withExamples(program, [
+    'cairn serve                                   # run the service on ./data',
+    'cairn login --url http://127.0.0.1:8080       # save a key in ~/.config/cairn/config.json',
+    'cairn push report.md --session run-42 --meta model=gpt-5',
+    'cairn ls --session run-42',
+    'cairn publish art_XXXXXXXXXXXXXXXX --title "Report"',
+    'cairn admin tenant create acme --plan pro',
+    'cairn help push                               # options and examples of one command',
+  ]).addHelpText(
+    'after',
+    '\nExit codes: 0 ok, 1 API or runtime error, 2 usage error. Every client command takes --json.\nMore in docs/cli.md.',
+  );
+  if (isClientCommand(argv)) {
+    registerClientCommands(program);
+  } else {
+    // serve and admin load the whole server (about a second of start-up): only when they may run.
+    const [{ registerServeCommand }, { registerAdminCommands }, { registerMcpCommand }] = await Promise.all([
+      import('./serve.js'),
+      import('./admin.js'),
+      import('./mcp.js'),
+    ]);
+    registerServeCommand(program);
+    registerAdminCommands(program);
+    registerClientCommands(program);
+    registerMcpCommand(program);
+  }
+  try {
+    await program.parseAsync(argv);
+    return Number(process.exitCode ?? 0);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+        return 0;
+      return 2;
+    }
+    if (err instanceof UsageError) {
+      console.error(`error: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+/** Whether the command word of `argv` (node, script, …) is one of the client commands. */
+function isClientCommand(argv: string[]): boolean {
+  const word = argv.slice(2).find((a) => !a.startsWith('-'));
+  if (word === undefined) return false;
+  const probe = new Command();
+  registerClientCommands(probe);
+  return probe.commands.some((c) => c.name() === word);
+}
+
+async function version(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

@@ -1,0 +1,319 @@
+import { streamToFile } from './downloads.js';
+import { CairnError } from './errors.js';
+import { walkPages } from './iterate.js';
+import { artifactsQuery, sessionsQuery } from './query.js';
+import { type Call, followedUncertainAttempt, Transport } from './transport.js';
+import type {
+  ArtifactList,
+  ArtifactRecord,
+  CairnClientOptions,
+  DeleteResult,
+  DownloadResult,
+  DownloadToFileOptions,
+  DownloadUrl,
+  GateInfo,
+  LinkRecord,
+  ListArtifactsQuery,
+  ListSessionsQuery,
+  ProgressFn,
+  PublishOptions,
+  PublishResult,
+  RequestUploadUrlInput,
+  SealResult,
+  SessionList,
+  SessionRecord,
+  StreamBody,
+  UnlockResult,
+  UnpublishResult,
+  UploadBytesOptions,
+  UploadOptions,
+  UploadStreamOptions,
+  UploadTicket,
+  WhoAmI,
+} from './types.js';
+import { fileBody, fileMultipart, jsonUploadBody, streamMultipart } from './uploads.js';
+
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
+const SDK_VERSION = '0.1.0';
+/**
+ * `complete` reads the whole uploaded file (up to 5 GiB) to hash it, then has storage copy it:
+ * minutes, not seconds, for the largest files. A shorter timeout would abandon (and the retry
+ * repeat) work that was about to finish.
+ */
+export const COMPLETE_TIMEOUT_MS = 15 * 60_000;
+
+const seg = encodeURIComponent;
+
+/** The Cairn API from TypeScript: wire records as-is (snake_case), options in camelCase. */
+export class CairnClient {
+  private readonly http: Transport;
+
+  constructor(opts: CairnClientOptions) {
+    if (!opts || typeof opts.apiKey !== 'string' || opts.apiKey === '') {
+      throw new TypeError('CairnClient needs an apiKey (ak_live_…).');
+    }
+    this.http = new Transport({
+      apiKey: opts.apiKey,
+      baseUrl: (opts.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, ''),
+      maxRetries: Math.max(0, opts.maxRetries ?? 3),
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      userAgent: opts.userAgent ?? `cairn-sdk-typescript/${SDK_VERSION} node/${process.versions.node}`,
+      fetch: opts.fetch ?? globalThis.fetch,
+    });
+  }
+
+  /** The base URL this client talks to, without a trailing slash. */
+  get baseUrl(): string {
+    return this.http.config.baseUrl;
+  }
+
+  private get<T>(path: string, query?: Call['query'], auth = true): Promise<T> {
+    return this.http.json<T>({ method: 'GET', path, query, auth, idempotent: true });
+  }
+
+  health(): Promise<{ status: 'ok' }> {
+    return this.get('/health', undefined, false);
+  }
+
+  whoami(): Promise<WhoAmI> {
+    return this.get('/v1/whoami');
+  }
+
+  /** The OpenAPI 3.1 document of the API (`GET /v1/openapi.json`, no key needed). */
+  openapi(): Promise<Record<string, unknown>> {
+    return this.get('/v1/openapi.json', undefined, false);
+  }
+
+  // ---- uploads ----
+
+  /** Multipart, streamed from disk; retried (file re-opened) on 5xx/network only with an idempotencyKey. */
+  async uploadFile(path: string, opts: UploadOptions = {}): Promise<ArtifactRecord> {
+    return this.upload({ stream: await fileMultipart(path, opts) }, opts);
+  }
+
+  /** Multipart, streamed from the caller's stream; never retried (the stream can be read once). */
+  uploadStream(body: StreamBody, opts: UploadStreamOptions): Promise<ArtifactRecord> {
+    return this.upload({ stream: streamMultipart(body, opts) }, opts);
+  }
+
+  /** JSON body with base64 content (the server takes up to 10 MB decoded). */
+  uploadBytes(content: Uint8Array | string, opts: UploadBytesOptions): Promise<ArtifactRecord> {
+    const body = jsonUploadBody(content, opts);
+    const size = Buffer.byteLength(body.content, 'base64');
+    opts.onProgress?.(0, size);
+    return this.upload({ json: body }, opts).then((record) => {
+      opts.onProgress?.(size, size);
+      return record;
+    });
+  }
+
+  /** `POST /v1/artifacts`: retried on 5xx/network only with an idempotency key; reports replays. */
+  private async upload(body: Pick<Call, 'stream' | 'json'>, opts: UploadOptions): Promise<ArtifactRecord> {
+    const { body: record, headers } = await this.http.jsonWithHeaders<ArtifactRecord>({
+      method: 'POST',
+      path: '/v1/artifacts',
+      ...body,
+      headers: opts.idempotencyKey === undefined ? undefined : { 'idempotency-key': opts.idempotencyKey },
+      idempotent: opts.idempotencyKey !== undefined,
+    });
+    opts.onResponse?.({ replayed: headers.get('idempotent-replayed') === 'true' });
+    return record;
+  }
+
+  // ---- artifacts ----
+
+  getArtifact(id: string): Promise<ArtifactRecord> {
+    return this.get(`/v1/artifacts/${seg(id)}`);
+  }
+
+  listArtifacts(q: ListArtifactsQuery = {}): Promise<ArtifactList> {
+    return this.get('/v1/artifacts', artifactsQuery(q));
+  }
+
+  /** Every artifact matching `q`, newest first, fetching pages of `q.limit` as it goes. */
+  iterateArtifacts(q: ListArtifactsQuery = {}): AsyncIterable<ArtifactRecord> {
+    return walkPages(
+      (cursor) => this.listArtifacts({ ...q, cursor }),
+      (page) => page.artifacts,
+      q.cursor,
+    );
+  }
+
+  /**
+   * Soft-deletes. When a retry (after a 5xx or network error, whose attempt may have deleted it)
+   * meets `artifact_already_deleted`, that is this call's own success: it resolves with
+   * `{ artifact_id, deleted: true, deleted_at: null, already_deleted: true }` instead of throwing.
+   */
+  async deleteArtifact(id: string): Promise<DeleteResult> {
+    try {
+      return await this.http.json<DeleteResult>({
+        method: 'DELETE',
+        path: `/v1/artifacts/${seg(id)}`,
+        idempotent: true,
+      });
+    } catch (err) {
+      if (err instanceof CairnError && err.code === 'artifact_already_deleted' && followedUncertainAttempt(err)) {
+        return { artifact_id: id, deleted: true, deleted_at: null, already_deleted: true };
+      }
+      throw err;
+    }
+  }
+
+  getDownloadUrl(id: string): Promise<DownloadUrl> {
+    return this.get(`/v1/artifacts/${seg(id)}/download-url`);
+  }
+
+  /** The artifact's bytes as a stream, fetched from the signed URL (no API key goes to the content origin). */
+  async download(id: string): Promise<DownloadResult> {
+    const info = await this.getDownloadUrl(id);
+    const res = await this.http.send({
+      method: 'GET',
+      path: info.download_url,
+      absolute: true,
+      auth: false,
+      idempotent: true,
+      streamResponse: true,
+    });
+    if (!res.body)
+      throw new CairnError({ code: 'invalid_response', message: 'Download had no body.', status: res.status });
+    return { body: res.body, sizeBytes: info.size_bytes, filename: info.filename, contentType: info.content_type };
+  }
+
+  /** Streams to a temporary file next to `path`, then renames it into place. */
+  async downloadToFile(
+    id: string,
+    path: string,
+    opts: DownloadToFileOptions = {},
+  ): Promise<{ path: string; sizeBytes: number }> {
+    const { body, sizeBytes } = await this.download(id);
+    const written = await streamToFile(body, path, sizeBytes, opts);
+    return { path, sizeBytes: written };
+  }
+
+  /** Non-idempotent (each call makes a new link): never retried on 5xx or network errors. */
+  createLink(id: string, opts: { expiresIn?: number } = {}): Promise<LinkRecord> {
+    return this.http.json({
+      method: 'POST',
+      path: `/v1/artifacts/${seg(id)}/links`,
+      json: opts.expiresIn === undefined ? {} : { expires_in: opts.expiresIn },
+      idempotent: false,
+    });
+  }
+
+  // ---- presigned uploads (Pro) ----
+
+  /** Non-idempotent (each call reserves a new artifact): never retried on 5xx or network errors. */
+  requestUploadUrl(input: RequestUploadUrlInput): Promise<UploadTicket> {
+    return this.http.json({
+      method: 'POST',
+      path: '/v1/artifacts/upload-url',
+      json: {
+        filename: input.filename,
+        size_bytes: input.sizeBytes,
+        content_type: input.contentType,
+        session_id: input.sessionId,
+        agent_id: input.agentId,
+        metadata: input.metadata,
+        ttl: input.ttl,
+      },
+      idempotent: false,
+    });
+  }
+
+  /** PUTs the file to the ticket's URL with its headers only (the URL itself is the credential). */
+  async putUpload(ticket: UploadTicket, path: string, opts: { onProgress?: ProgressFn } = {}): Promise<void> {
+    const headers = { ...ticket.upload_headers };
+    const typeKey = Object.keys(headers).find((k) => k.toLowerCase() === 'content-type');
+    const contentType = typeKey ? (headers[typeKey] as string) : 'application/octet-stream';
+    if (typeKey) delete headers[typeKey];
+    const res = await this.http.send({
+      method: ticket.upload_method ?? 'PUT',
+      path: ticket.upload_url,
+      absolute: true,
+      auth: false,
+      headers,
+      stream: await fileBody(path, contentType, opts.onProgress),
+      idempotent: true,
+    });
+    await res.body?.cancel();
+  }
+
+  /** Waits up to COMPLETE_TIMEOUT_MS (or the client's timeout, if longer): see there. */
+  completeUpload(id: string): Promise<ArtifactRecord> {
+    return this.http.json({
+      method: 'POST',
+      path: `/v1/artifacts/${seg(id)}/complete`,
+      idempotent: true,
+      minTimeoutMs: COMPLETE_TIMEOUT_MS,
+    });
+  }
+
+  // ---- sessions ----
+
+  listSessions(q: ListSessionsQuery = {}): Promise<SessionList> {
+    return this.get('/v1/sessions', sessionsQuery(q));
+  }
+
+  iterateSessions(q: ListSessionsQuery = {}): AsyncIterable<SessionRecord> {
+    return walkPages(
+      (cursor) => this.listSessions({ ...q, cursor }),
+      (page) => page.sessions,
+      q.cursor,
+    );
+  }
+
+  sealSession(id: string): Promise<SealResult> {
+    return this.http.json({ method: 'POST', path: `/v1/sessions/${seg(id)}/seal`, idempotent: true });
+  }
+
+  // ---- pages ----
+
+  /**
+   * Creates or updates the artifact's page (an upsert, so safe to retry). Publishing again
+   * replaces title, visibility and access: pass the password again to keep a gate.
+   */
+  publish(id: string, opts: PublishOptions = {}): Promise<PublishResult> {
+    return this.http.json({
+      method: 'POST',
+      path: `/v1/artifacts/${seg(id)}/publish`,
+      json: {
+        visibility: opts.visibility ?? 'unlisted',
+        // A password means a gate: without this, the server would take the missing access as none.
+        access: opts.access ?? (opts.password !== undefined ? 'password' : undefined),
+        title: opts.title,
+        password: opts.password,
+      },
+      idempotent: true,
+    });
+  }
+
+  /** Takes the page down; `idOrSlug` is the artifact id (art_…) or the page slug (pg_…). */
+  unpublish(idOrSlug: string): Promise<UnpublishResult> {
+    return this.http.json({ method: 'DELETE', path: `/v1/artifacts/${seg(idOrSlug)}/publish`, idempotent: true });
+  }
+
+  gateInfo(slug: string): Promise<GateInfo> {
+    return this.get(`/v1/public/pages/${seg(slug)}/gate-info`, undefined, false);
+  }
+
+  /** Not retried on 5xx: each attempt counts against the page's password-attempt cap. */
+  unlock(slug: string, password: string): Promise<UnlockResult> {
+    return this.http.json({
+      method: 'POST',
+      path: `/v1/public/pages/${seg(slug)}/unlock`,
+      json: { password },
+      auth: false,
+      idempotent: false,
+    });
+  }
+
+  report(slug: string, body: { reason?: string; detail?: string } = {}): Promise<{ received: true }> {
+    return this.http.json({
+      method: 'POST',
+      path: `/v1/public/pages/${seg(slug)}/report`,
+      json: body,
+      auth: false,
+      idempotent: false,
+    });
+  }
+}

@@ -1,0 +1,42 @@
+import http from 'node:http';
+import https from 'node:https';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/**
+ * Sends a streamed request body with node:http and returns a fetch Response. fetch (undici) in
+ * Node 20 reads a streamed request body as fast as its source yields, so a 300 MB file ends up
+ * in memory; node:http waits for the socket to drain, which keeps memory flat.
+ */
+export function streamRequest(
+  url: URL,
+  init: { method: string; headers: Record<string, string>; body: AsyncIterable<Uint8Array>; signal: AbortSignal },
+): Promise<Response> {
+  const lib = url.protocol === 'https:' ? https : http;
+  return new Promise<Response>((resolve, reject) => {
+    const req = lib.request(url, { method: init.method, headers: init.headers, signal: init.signal });
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      reject(err);
+    };
+    req.on('response', (res) => {
+      settled = true;
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) {
+        if (Array.isArray(v)) for (const one of v) headers.append(k, one);
+        else if (v !== undefined) headers.set(k, v);
+      }
+      const status = res.statusCode ?? 0;
+      const body = status === 204 || status === 304 ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
+      resolve(new Response(body, { status, statusText: res.statusMessage ?? '', headers }));
+    });
+    req.on('error', fail);
+    pipeline(Readable.from(init.body, { objectMode: false }), req).catch((err) => {
+      // An early answer (e.g. a refusal before the body was read) is still delivered above.
+      fail(err);
+      req.destroy();
+    });
+  });
+}

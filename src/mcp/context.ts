@@ -1,0 +1,85 @@
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { CairnClient } from '../client/index.js';
+import type { OpenedFile } from './paths.js';
+
+/**
+ * What a tool handler gets. The stdio server fills it with the SDK client and the path
+ * confinement; the hosted server (later) fills it with its own client over the core and no
+ * local files. Handlers know nothing about the transport.
+ */
+export interface ToolContext {
+  client: CairnApi;
+  /** The connected MCP client (`initialize` clientInfo), when known. */
+  clientInfo?: { name: string; version?: string };
+  /** Last four characters of the API key, named in authentication failures. */
+  keyHint?: string;
+  /** Opens a local file under path confinement; absent where there is no local disk (hosted). */
+  openLocalFile?: (path: string) => Promise<OpenedFile>;
+}
+
+/** The part of the SDK client the tools and resources use. */
+export type CairnApi = Pick<
+  CairnClient,
+  | 'whoami'
+  | 'listArtifacts'
+  | 'getArtifact'
+  | 'getDownloadUrl'
+  | 'download'
+  | 'listSessions'
+  | 'iterateSessions'
+  | 'uploadBytes'
+  | 'uploadStream'
+  | 'requestUploadUrl'
+  | 'completeUpload'
+  | 'createLink'
+  | 'deleteArtifact'
+  | 'sealSession'
+  | 'publish'
+  | 'unpublish'
+>;
+
+/** Permission tier of the hosted server's consent screen (publish tools are write). */
+export type Tier = 'read' | 'write' | 'destroy';
+
+export interface ToolDef {
+  name: string;
+  title: string;
+  /** Written for the agent: what it does, when to use it, and what not to use it for. */
+  description: string;
+  tier: Tier;
+  /** The destructive class gated on local stdio (create_download_link, delete_artifact, seal_session). */
+  destructive: boolean;
+  annotations: ToolAnnotations;
+  input: z.AnyZodObject;
+  /** Set on non-idempotent tools: one attempt, and on 5xx/network failure this tells how to verify. */
+  verifyOnAmbiguity?: string;
+  run(args: Record<string, unknown>, ctx: ToolContext): Promise<CallToolResult>;
+}
+
+/** Types a tool's handler by its input shape, then erases the type for the table. */
+export function defineTool<S extends z.ZodRawShape>(
+  def: Omit<ToolDef, 'input' | 'run'> & {
+    input: S;
+    run(args: z.infer<z.ZodObject<S>>, ctx: ToolContext): Promise<CallToolResult>;
+  },
+): ToolDef {
+  return { ...def, input: z.object(def.input).strict(), run: def.run as ToolDef['run'] };
+}
+
+// Shared argument schemas, with the API's rules so that the agent sees them in the tool schema.
+const LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+export const artifactId = z.string().min(1).describe('Artifact id, art_ followed by 16 letters/digits.');
+export const sessionId = z.string().regex(LABEL, 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+export const agentId = z.string().regex(LABEL, 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+export const ttl = z
+  .string()
+  .regex(/^(\d+[hd]|never)$/, 'must be Nh, Nd or never')
+  .describe('Time to live: "24h", "7d", "90d" or "never" (the longest the plan allows). Default 30d.');
+export const limit = z.number().int().min(1).max(200).describe('Page size, 1-200 (default 50).');
+export const cursor = z.string().min(1).describe('next_cursor from the previous page.');
+export const timestamp = z.string().min(1).describe('RFC 3339 timestamp, e.g. 2026-01-31T00:00:00Z.');
+export const metadataObject = z
+  .record(z.string(), z.unknown())
+  .describe('JSON object, at most 8 KB; keys match ^[a-zA-Z][a-zA-Z0-9_-]{0,63}$ (no dots).');

@@ -1,0 +1,77 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { SCOPE_OF, TIER_LABEL, tierCovers } from '../../core/accounts/scopes.js';
+import type { GrantTier } from '../../ports/account-store.js';
+import type { CairnApi, ToolContext, ToolDef } from '../context.js';
+import { listResources, RESOURCE_TEMPLATES, readResource } from '../resources.js';
+import { fail } from '../results.js';
+import { INSTRUCTIONS, MCP_SERVER_VERSION, toolListing } from '../server.js';
+import { runTool, TOOLS, TOOLS_BY_NAME } from '../tools.js';
+
+export interface HostedServerOptions {
+  client: CairnApi;
+  /** What the connection may do: an OAuth grant's tier, or `destroy` for a raw API key. */
+  tier: GrantTier;
+  /** The name to record as agent_id by default (the OAuth client's registered name), when known. */
+  clientName?: string;
+}
+
+/**
+ * The refusal of a tool outside the grant: a tool error the agent can read and relay, naming the
+ * scope it needs. (Not an HTTP 403 challenge: see docs/mcp.md, "Permissions".)
+ */
+export function insufficientScope(tool: ToolDef, granted: GrantTier): CallToolResult {
+  const need = TIER_LABEL[tool.tier];
+  return fail(
+    `insufficient_scope: ${tool.name} needs the ${need} permission (scope ${SCOPE_OF[tool.tier]}), but this ` +
+      `connection was granted ${TIER_LABEL[granted]} (${SCOPE_OF[granted]}). Ask the user to reconnect Cairn in ` +
+      `their MCP client (authorize again) and choose ${need} on the consent screen.`,
+    {
+      status: 403,
+      code: 'insufficient_scope',
+      retry_hint: 'do_not_retry',
+      required_scope: SCOPE_OF[tool.tier],
+      granted_scope: SCOPE_OF[granted],
+    },
+  );
+}
+
+/**
+ * A Cairn MCP server for ONE hosted HTTP request (stateless: never shared between requests or
+ * clients). Every tool is listed; calls are checked against the tier. The local
+ * --allow-destructive gating does not apply here: the consent screen decided.
+ */
+export function createHostedServer(opts: HostedServerOptions): Server {
+  const server = new Server(
+    { name: 'cairn', title: 'Cairn', version: MCP_SERVER_VERSION },
+    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+  );
+  const context = (): ToolContext => {
+    // Stateless: clientInfo only arrives with `initialize`; later requests use the OAuth client's name.
+    const info = server.getClientVersion();
+    const name = info?.name ?? opts.clientName;
+    return { client: opts.client, clientInfo: name ? { name, version: info?.version } : undefined };
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map((t) => toolListing(t, 'allowed')) }));
+  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+    const tool = TOOLS_BY_NAME.get(req.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${req.params.name}`);
+    if (!tierCovers(opts.tier, tool.tier)) return insufficientScope(tool, opts.tier);
+    return runTool(tool, req.params.arguments, context());
+  });
+  // Resources are all in the Read tier, which every connection has.
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await listResources(context()) }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+  server.setRequestHandler(ReadResourceRequestSchema, (req) => readResource(req.params.uri, context()));
+  return server;
+}

@@ -1,0 +1,236 @@
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, lstat, open, realpath } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Path confinement for local `path` uploads of the stdio MCP server (spec, MCP rule 2).
+ *
+ * A path is readable only when, after every symlink is resolved, it lies inside an allowed root
+ * (the working directory plus absolute `--allow-path` / CAIRN_MCP_ALLOW_PATH roots) and nothing
+ * on the deny-list matches it; the deny-list always wins. The file is then opened without
+ * following a final symlink and its identity (dev + ino) must be the one that was checked, so a
+ * swap between check and open reads nothing.
+ *
+ * Hard links: a hard link in an allowed folder to a denied file (say ~/.ssh/id_ed25519) has an
+ * innocent name, and its other names cannot be found without walking the disk. So any regular
+ * file with more than one link is refused; copying the file (a new inode) is the way around it.
+ */
+
+export interface ConfinementOptions {
+  /** The server's working directory (always an allowed root). */
+  cwd: string;
+  /** Extra absolute roots (from --allow-path and CAIRN_MCP_ALLOW_PATH). */
+  roots: string[];
+  /** The user's home directory, the base of the home deny-list entries. */
+  home: string;
+  /** Cairn's own config dir(s) besides ~/.config/cairn ($CAIRN_CONFIG_DIR, $XDG_CONFIG_HOME/cairn). */
+  configDirs?: string[];
+}
+
+export interface OpenedFile {
+  handle: FileHandle;
+  size: number;
+  /** The resolved path that was checked and opened. */
+  realPath: string;
+}
+
+export interface OpenHooks {
+  /** Test seam: runs after the checks and before the open (where a swap would happen). */
+  beforeOpen?: (realPath: string) => Promise<void> | void;
+}
+
+/** A refused or unreadable path; the message says why in words an agent can act on. */
+export class PathRefusedError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'outside_roots' | 'denied' | 'not_regular' | 'hard_link' | 'changed' | 'not_found' | 'invalid',
+  ) {
+    super(message);
+    this.name = 'PathRefusedError';
+  }
+}
+
+/** Folder names refused wherever they appear in a path (credential stores of common tools). */
+const DENIED_COMPONENTS = ['.ssh', '.aws', '.azure', '.kube', '.docker', '.gnupg', '.password-store'];
+/** Multi-component folder names refused wherever they appear. */
+const DENIED_SEQUENCES = [
+  ['.config', 'gcloud'],
+  ['.config', 'cairn'],
+  ['.local', 'share', 'keyrings'],
+  ['Library', 'Keychains'],
+];
+const HOME_DENIED = [
+  '.ssh',
+  '.aws',
+  '.azure',
+  '.config/gcloud',
+  '.kube',
+  '.docker',
+  '.gnupg',
+  '.config/cairn',
+  'Library/Keychains',
+  '.local/share/keyrings',
+  '.password-store',
+];
+const SYSTEM_DENIED = ['/etc', '/private/etc', '/Library/Keychains'];
+
+/** True when `child` is `parent` or below it (by path.relative, so /a-evil is not inside /a). */
+export function isInside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  if (rel === '') return true;
+  return rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel);
+}
+
+/**
+ * Allowed roots from repeatable `--allow-path` values and the env variable, each ':'-separated.
+ * Throws RelativeRootError for a relative root (the CLI exits with code 2).
+ */
+export function parseAllowPaths(flagValues: readonly string[], envValue: string | undefined): string[] {
+  const parts = [...flagValues, envValue ?? ''].flatMap((v) => v.split(':')).filter((p) => p !== '');
+  for (const p of parts) {
+    if (!path.isAbsolute(p)) throw new RelativeRootError(p);
+  }
+  return parts.map((p) => path.resolve(p));
+}
+
+export class RelativeRootError extends Error {
+  constructor(readonly root: string) {
+    super(`--allow-path / CAIRN_MCP_ALLOW_PATH roots must be absolute paths; got "${root}".`);
+    this.name = 'RelativeRootError';
+  }
+}
+
+async function realOrResolved(p: string): Promise<string> {
+  const resolved = path.resolve(p);
+  try {
+    return await realpath(resolved);
+  } catch {
+    return resolved;
+  }
+}
+
+export class PathConfinement {
+  private constructor(
+    /** The real working directory: the base of relative paths. */
+    readonly cwd: string,
+    /** Real paths of the allowed roots. */
+    readonly roots: string[],
+    /** Denied folders, both as written and resolved (a symlinked home must not dodge them). */
+    private readonly deniedDirs: string[],
+  ) {}
+
+  static async create(opts: ConfinementOptions): Promise<PathConfinement> {
+    const cwd = await realOrResolved(opts.cwd);
+    // Some hosts start servers in `/`: a working directory that is a filesystem root would allow
+    // the whole disk, so it is not a root then (relative paths still resolve against it).
+    const cwdRoot = path.parse(cwd).root === cwd ? [] : [cwd];
+    const roots = [...cwdRoot, ...(await Promise.all(opts.roots.map(realOrResolved)))];
+    const written = [
+      ...HOME_DENIED.map((d) => path.join(opts.home, d)),
+      ...(opts.configDirs ?? []).filter((d) => d !== '').map((d) => path.resolve(d)),
+      ...SYSTEM_DENIED,
+    ];
+    const resolved = await Promise.all(written.map(realOrResolved));
+    return new PathConfinement(cwd, [...new Set(roots)], [...new Set([...written, ...resolved])]);
+  }
+
+  /** Why `p` (an absolute path) is denied, or null. */
+  private denial(p: string): string | null {
+    const parts = p.split(path.sep).filter((s) => s !== '');
+    const lower = parts.map((s) => s.toLowerCase());
+    const base = lower[lower.length - 1] ?? '';
+    if (base === 'credentials.json') return 'files named credentials.json are never read';
+    if (base.startsWith('.env')) return '.env* files are never read';
+    for (const c of DENIED_COMPONENTS) if (lower.includes(c)) return `paths through ${c} are never read`;
+    for (const seq of DENIED_SEQUENCES) {
+      const s = seq.map((x) => x.toLowerCase());
+      for (let i = 0; i + s.length <= lower.length; i++) {
+        if (s.every((x, j) => lower[i + j] === x)) return `paths through ${seq.join('/')} are never read`;
+      }
+    }
+    for (const d of this.deniedDirs) if (isInside(d, p)) return `${d} is on the deny-list`;
+    return null;
+  }
+
+  /**
+   * Checks `requested` (relative paths resolve against the working directory)
+   * and returns its real path and lstat, or throws PathRefusedError.
+   */
+  async check(requested: string): Promise<{ realPath: string; stat: Stats }> {
+    if (typeof requested !== 'string' || requested === '' || requested.includes('\0')) {
+      throw new PathRefusedError('path must be a non-empty string.', 'invalid');
+    }
+    const lexical = path.resolve(this.cwd, requested);
+    const lexicalDenial = this.denial(lexical);
+    if (lexicalDenial) throw new PathRefusedError(`refused ${requested}: ${lexicalDenial}.`, 'denied');
+    let real: string;
+    try {
+      real = await realpath(lexical);
+    } catch {
+      throw new PathRefusedError(`no readable file at ${requested}.`, 'not_found');
+    }
+    const denial = this.denial(real);
+    if (denial) throw new PathRefusedError(`refused ${requested}: ${denial}.`, 'denied');
+    if (!this.roots.some((r) => isInside(r, real))) {
+      throw new PathRefusedError(
+        `refused ${requested}: it is outside the allowed roots (${this.roots.join(', ')}); ` +
+          'the user can add a root with --allow-path when starting the server.',
+        'outside_roots',
+      );
+    }
+    const stat = await lstat(real);
+    assertPlainFile(stat, requested);
+    return { realPath: real, stat };
+  }
+
+  /** check() then open read-only without following a final symlink; the caller closes the handle. */
+  async open(requested: string, hooks: OpenHooks = {}): Promise<OpenedFile> {
+    const { realPath, stat } = await this.check(requested);
+    await hooks.beforeOpen?.(realPath);
+    let handle: FileHandle;
+    try {
+      handle = await open(realPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new PathRefusedError(
+        `refused ${requested}: it changed while being opened (${code ?? 'error'}).`,
+        code === 'ENOENT' ? 'not_found' : 'changed',
+      );
+    }
+    try {
+      const fstat = await handle.stat();
+      assertPlainFile(fstat, requested);
+      if (fstat.dev !== stat.dev || fstat.ino !== stat.ino) {
+        throw new PathRefusedError(`refused ${requested}: it was replaced while being opened.`, 'changed');
+      }
+      return { handle, size: fstat.size, realPath };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+}
+
+function assertPlainFile(stat: Stats, requested: string): void {
+  if (!stat.isFile()) {
+    const kind = stat.isDirectory()
+      ? 'a directory'
+      : stat.isFIFO()
+        ? 'a FIFO'
+        : stat.isSocket()
+          ? 'a socket'
+          : stat.isCharacterDevice() || stat.isBlockDevice()
+            ? 'a device'
+            : stat.isSymbolicLink()
+              ? 'a symlink'
+              : 'not a regular file';
+    throw new PathRefusedError(`refused ${requested}: it is ${kind}; only regular files can be stored.`, 'not_regular');
+  }
+  if (stat.nlink > 1) {
+    throw new PathRefusedError(
+      `refused ${requested}: it has ${stat.nlink} hard links, and another name could be a denied file; ` +
+        'copy it to a new file first.',
+      'hard_link',
+    );
+  }
+}

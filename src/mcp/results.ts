@@ -1,0 +1,112 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ZodError } from 'zod';
+import { CairnError } from '../client/index.js';
+import { PathRefusedError } from './paths.js';
+
+/**
+ * Tool results: a structured object plus the same JSON as text (for hosts that show only text).
+ * Failures are `isError` results, never protocol errors, so the agent reads them and can act;
+ * `_meta` carries `{status, code, retry_hint}` for programs.
+ */
+
+/**
+ * What the agent should do next:
+ * - `fix_arguments`: the request was wrong (400/404/409/413/415/…); change it, do not repeat it as is.
+ * - `do_not_retry`: credentials, plan limits or a gone object (401/403/410); repeating cannot help.
+ * - `retry_after`: rate limited; wait `_meta.retry_after_seconds`, then repeat.
+ * - `retry_later`: the server failed on a call that is safe to repeat (already retried automatically).
+ * - `verify_state`: a non-idempotent call failed in a way that may or may not have taken effect.
+ */
+export type RetryHint = 'fix_arguments' | 'do_not_retry' | 'retry_after' | 'retry_later' | 'verify_state';
+
+export interface FailureMeta {
+  status: number;
+  code: string;
+  retry_hint: RetryHint;
+  [extra: string]: unknown;
+}
+
+export function ok(data: object, meta?: Record<string, unknown>): CallToolResult {
+  const result: CallToolResult = {
+    content: [{ type: 'text', text: JSON.stringify(data, null, 2) }],
+    structuredContent: data as Record<string, unknown>,
+  };
+  if (meta) result._meta = meta;
+  return result;
+}
+
+export function fail(message: string, meta: FailureMeta): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: message }], _meta: meta };
+}
+
+export function invalid(message: string): CallToolResult {
+  return fail(message, { status: 400, code: 'invalid_request', retry_hint: 'fix_arguments' });
+}
+
+export function zodFailure(tool: string, err: ZodError): CallToolResult {
+  const issues = err.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
+  return invalid(`Invalid arguments for ${tool}: ${issues.join('; ')}`);
+}
+
+export interface FailureContext {
+  /** Last four characters of the API key, named in authentication failures. */
+  keyHint?: string;
+  /** The tool is not idempotent: a 5xx or network failure leaves its outcome unknown. */
+  ambiguous?: { verify: string };
+  /** Extra `_meta` fields to keep on failures too (store_artifact's idempotency key). */
+  meta?: Record<string, unknown>;
+}
+
+/** Maps anything a handler throws to a tool result an agent can act on. */
+export function failureFrom(err: unknown, ctx: FailureContext = {}): CallToolResult {
+  if (err instanceof PathRefusedError) {
+    return fail(err.message, { status: 400, code: 'path_refused', retry_hint: 'fix_arguments', ...ctx.meta });
+  }
+  if (!(err instanceof CairnError)) {
+    const message = err instanceof Error ? err.message : String(err);
+    return fail(`Unexpected failure: ${message}`, {
+      status: 500,
+      code: 'server_error',
+      retry_hint: ctx.ambiguous ? 'verify_state' : 'retry_later',
+      ...ctx.meta,
+    });
+  }
+  const base = { status: err.status, code: err.code, ...ctx.meta };
+  if (err.status >= 500 || err.status === 0) {
+    if (ctx.ambiguous) {
+      return fail(
+        `The outcome is ambiguous: the request failed (${err.code}: ${err.message}) after it may have reached ` +
+          `the server, so it may or may not have taken effect. Do NOT retry it. ${ctx.ambiguous.verify} ` +
+          'If you cannot tell, escalate to the user.',
+        { ...base, retry_hint: 'verify_state' },
+      );
+    }
+    return fail(`Cairn failed (${err.code}): ${err.message} It is safe to try again later.`, {
+      ...base,
+      retry_hint: 'retry_later',
+    });
+  }
+  if (err.status === 401) {
+    const key = ctx.keyHint ? `the API key ending in …${ctx.keyHint}` : 'the API key';
+    return fail(
+      `Authentication failed: Cairn rejected ${key} (${err.message}). ` +
+        'Ask the user to check CAIRN_API_KEY (or SERVICE_API_KEY) in the MCP server configuration.',
+      { ...base, retry_hint: 'do_not_retry' },
+    );
+  }
+  if (err.status === 429) {
+    const wait = err.retryAfter ?? 1;
+    return fail(`Rate limited (${err.message}). Wait ${wait} s, then repeat the call.`, {
+      ...base,
+      retry_hint: 'retry_after',
+      retry_after_seconds: wait,
+    });
+  }
+  const upgrade = err.upgradeUrl ? ` Upgrade: ${err.upgradeUrl}` : '';
+  const hint: RetryHint = err.status === 403 || err.status === 410 ? 'do_not_retry' : 'fix_arguments';
+  return fail(`${err.code}: ${err.message}${upgrade}`, {
+    ...base,
+    retry_hint: hint,
+    ...(err.upgradeUrl ? { upgrade_url: err.upgradeUrl } : {}),
+  });
+}

@@ -1,0 +1,129 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { CairnApi, ToolContext, ToolDef } from './context.js';
+import type { OpenedFile } from './paths.js';
+import { listResources, RESOURCE_TEMPLATES, readResource } from './resources.js';
+import { fail } from './results.js';
+import { runTool, TOOLS, TOOLS_BY_NAME } from './tools.js';
+
+/** The MCP surface's own version line (spec: stable at 1.x, no breaking change without v2). */
+export const MCP_SERVER_VERSION = '1.0.4';
+
+export const INSTRUCTIONS =
+  'Cairn stores files (artifacts) that must outlive this conversation, with metadata and optional session ' +
+  'labels, and shares them as download links or public pages. Store outputs with store_artifact, find them ' +
+  'with list_artifacts, share only when the user asks. Tool failures carry _meta.retry_hint.';
+
+/**
+ * How destructive tools (create_download_link, delete_artifact, seal_session) are offered on a
+ * local connection: `confirm` when the host advertises experimental.confirmations (listed with
+ * requiresConfirmation), `allowed` with --allow-destructive, otherwise `hidden` (not listed, refused).
+ */
+export type GatingMode = 'confirm' | 'allowed' | 'hidden';
+
+export interface LocalServerOptions {
+  client: CairnApi;
+  keyHint?: string;
+  openLocalFile?: (path: string) => Promise<OpenedFile>;
+  /** From the command line only, never from the environment or a config file. */
+  allowDestructive: boolean;
+  /** One line per destructive call (stderr on stdio). */
+  audit: (line: string) => void;
+}
+
+/** A tool as `tools/list` shows it (shared with the hosted server). */
+export function toolListing(tool: ToolDef, mode: GatingMode): Tool {
+  const listed: Tool = {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: toJsonSchemaCompat(tool.input, { strictUnions: true, pipeStrategy: 'input' }) as Tool['inputSchema'],
+    annotations: { title: tool.title, ...tool.annotations },
+    _meta: { 'cairn/tier': tool.tier },
+  };
+  if (tool.destructive && mode === 'confirm') {
+    // Not (yet) a standard annotation: hosts that advertise confirmations read either place.
+    listed.annotations = { ...listed.annotations, requiresConfirmation: true } as Tool['annotations'];
+    listed._meta = { ...listed._meta, requiresConfirmation: true };
+  }
+  return listed;
+}
+
+/** The subject of a destructive call, for the audit line (ids only, never secrets). */
+function subject(args: unknown): Record<string, unknown> {
+  const a = (args ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of ['artifact_id', 'session_id', 'expires_in']) if (a[k] !== undefined) out[k] = a[k];
+  return out;
+}
+
+/** A Cairn MCP server for one local connection (the transport is connected by the caller). */
+export function createLocalServer(opts: LocalServerOptions): Server {
+  const server = new Server(
+    { name: 'cairn', title: 'Cairn', version: MCP_SERVER_VERSION },
+    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+  );
+
+  const mode = (): GatingMode => {
+    const experimental = server.getClientCapabilities()?.experimental as Record<string, unknown> | undefined;
+    if (experimental?.confirmations) return 'confirm';
+    return opts.allowDestructive ? 'allowed' : 'hidden';
+  };
+  const context = (): ToolContext => {
+    const info = server.getClientVersion();
+    return {
+      client: opts.client,
+      keyHint: opts.keyHint,
+      openLocalFile: opts.openLocalFile,
+      clientInfo: info ? { name: info.name, version: info.version } : undefined,
+    };
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    const m = mode();
+    return { tools: TOOLS.filter((t) => !t.destructive || m !== 'hidden').map((t) => toolListing(t, m)) };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+    const tool = TOOLS_BY_NAME.get(req.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${req.params.name}`);
+    if (!tool.destructive) return runTool(tool, req.params.arguments, context());
+    const m = mode();
+    const ctx = context();
+    const result =
+      m === 'hidden'
+        ? fail(
+            `${tool.name} is disabled: this host does not confirm destructive actions with the user. ` +
+              'The user can enable it by starting the server with --allow-destructive (command line only).',
+            { status: 403, code: 'destructive_tools_disabled', retry_hint: 'do_not_retry' },
+          )
+        : await runTool(tool, req.params.arguments, ctx);
+    opts.audit(
+      `cairn-mcp audit ${JSON.stringify({
+        at: new Date().toISOString(),
+        tool: tool.name,
+        ...subject(req.params.arguments),
+        client: ctx.clientInfo?.name ?? null,
+        gating: m,
+        outcome: m === 'hidden' ? 'refused' : result.isError ? `error:${String(result._meta?.code)}` : 'ok',
+      })}`,
+    );
+    return result;
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await listResources(context()) }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+  server.setRequestHandler(ReadResourceRequestSchema, (req) => readResource(req.params.uri, context()));
+  return server;
+}

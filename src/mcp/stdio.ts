@@ -1,0 +1,79 @@
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CairnClient, DEFAULT_BASE_URL } from '../client/index.js';
+import { PathConfinement, parseAllowPaths } from './paths.js';
+import { createLocalServer, MCP_SERVER_VERSION } from './server.js';
+
+/** `cairn mcp`: the local stdio MCP server. stdout carries protocol messages only; the rest goes to stderr. */
+
+export interface StdioOptions {
+  /** Repeatable --allow-path values (each may be ':'-separated). */
+  allowPath: string[];
+  /** --allow-destructive (command line only). */
+  allowDestructive: boolean;
+}
+
+/** A startup problem the CLI reports with exit code 2. */
+export class McpStartupError extends Error {}
+
+/** Cairn config dirs on the deny-list besides ~/.config/cairn. */
+function configDirs(env: NodeJS.ProcessEnv): string[] {
+  const dirs: string[] = [];
+  if (env.CAIRN_CONFIG_DIR) dirs.push(env.CAIRN_CONFIG_DIR);
+  if (env.XDG_CONFIG_HOME) dirs.push(path.join(env.XDG_CONFIG_HOME, 'cairn'));
+  return dirs;
+}
+
+/** Runs until the client closes stdin. */
+export async function runStdioServer(opts: StdioOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const apiKey = env.CAIRN_API_KEY || env.SERVICE_API_KEY;
+  if (!apiKey) {
+    throw new McpStartupError('cairn mcp needs an API key in CAIRN_API_KEY (or SERVICE_API_KEY).');
+  }
+  let roots: string[];
+  try {
+    roots = parseAllowPaths(opts.allowPath, env.CAIRN_MCP_ALLOW_PATH);
+  } catch (err) {
+    throw new McpStartupError((err as Error).message);
+  }
+  const confinement = await PathConfinement.create({
+    cwd: process.cwd(),
+    roots,
+    home: homedir(),
+    configDirs: configDirs(env),
+  });
+
+  // Anything a library prints must not corrupt the protocol stream.
+  console.log = console.error;
+  console.info = console.error;
+  console.debug = console.error;
+
+  const client = new CairnClient({
+    apiKey,
+    baseUrl: env.CAIRN_API_URL || DEFAULT_BASE_URL,
+    userAgent: `cairn-mcp/${MCP_SERVER_VERSION} node/${process.versions.node}`,
+  });
+  const server = createLocalServer({
+    client,
+    keyHint: apiKey.slice(-4),
+    openLocalFile: (p) => confinement.open(p),
+    allowDestructive: opts.allowDestructive,
+    audit: (line) => process.stderr.write(`${line}\n`),
+  });
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.once('end', () => resolve());
+    process.stdin.once('close', () => resolve());
+  });
+  await server.connect(transport);
+  process.stderr.write(
+    `cairn mcp ${MCP_SERVER_VERSION}: ${client.baseUrl}, key …${apiKey.slice(-4)}, ` +
+      `path uploads under ${confinement.roots.join(', ') || 'no folder (add one with --allow-path)'}, destructive tools ${
+        opts.allowDestructive ? 'allowed' : 'only with host confirmation'
+      }\n`,
+  );
+  await closed;
+  await server.close().catch(() => {});
+}

@@ -1,0 +1,305 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { CairnError } from '../client/index.js';
+import {
+  agentId,
+  artifactId,
+  cursor,
+  defineTool,
+  limit,
+  metadataObject,
+  sessionId,
+  type ToolContext,
+  type ToolDef,
+  timestamp,
+  ttl,
+} from './context.js';
+import { failureFrom, ok, zodFailure } from './results.js';
+import { storeArtifact } from './store.js';
+
+/**
+ * The one table of Cairn's MCP tools, shared by the stdio server and the hosted server.
+ * Read tools are safe to repeat; the SDK client retries 5xx for every idempotent call, and the
+ * two non-idempotent tools (request_upload_url, create_download_link) get exactly one attempt.
+ */
+
+const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const WRITE_IDEMPOTENT = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+export const TOOLS: readonly ToolDef[] = [
+  defineTool({
+    name: 'whoami',
+    title: 'Account and usage',
+    description:
+      'Check which Cairn account the API key belongs to, its plan, storage and request usage against the ' +
+      'plan limits, active download links and rate limits. Use it to verify the connection or before a ' +
+      'large upload to see whether it fits.',
+    tier: 'read',
+    destructive: false,
+    annotations: READ,
+    input: {},
+    run: async (_args, ctx) => ok(await ctx.client.whoami()),
+  }),
+  defineTool({
+    name: 'list_artifacts',
+    title: 'List artifacts',
+    description:
+      'Find stored artifacts, newest first. Filter by session_id, agent_id, filename, content_type, a ' +
+      'created_after/created_before window, one metadata key-value pair (e.g. {"model": "gpt-5"}), or ' +
+      'transcript: true for session transcripts. Pages of `limit` (default 50, max 200); pass next_cursor ' +
+      'as `cursor` for more. Returns records only, never file contents (use the cairn://artifact/{id}/bytes ' +
+      'resource or get_artifact_download_url for bytes).',
+    tier: 'read',
+    destructive: false,
+    annotations: READ,
+    input: {
+      session_id: sessionId.optional(),
+      agent_id: agentId.optional(),
+      filename: z.string().min(1).optional().describe('Exact filename.'),
+      content_type: z.string().min(1).optional().describe('Exact MIME type.'),
+      created_after: timestamp.optional(),
+      created_before: timestamp.optional(),
+      metadata: z
+        .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+        .refine((m) => Object.keys(m).length <= 1, 'at most one key-value pair')
+        .optional()
+        .describe('One exact metadata match, e.g. {"type": "report"}.'),
+      transcript: z.boolean().optional().describe('true: only session transcripts.'),
+      limit: limit.optional(),
+      cursor: cursor.optional(),
+    },
+    run: async (args, ctx) => {
+      const metadata = args.metadata
+        ? Object.fromEntries(Object.entries(args.metadata).map(([k, v]) => [k, String(v)]))
+        : undefined;
+      return ok(
+        await ctx.client.listArtifacts({
+          sessionId: args.session_id,
+          agentId: args.agent_id,
+          filename: args.filename,
+          contentType: args.content_type,
+          createdAfter: args.created_after,
+          createdBefore: args.created_before,
+          metadata,
+          transcript: args.transcript,
+          limit: args.limit,
+          cursor: args.cursor,
+        }),
+      );
+    },
+  }),
+  defineTool({
+    name: 'get_artifact',
+    title: 'Get an artifact',
+    description:
+      "Fetch one artifact's record: filename, type, size, SHA-256, metadata, session, expiry, and its public " +
+      'page (page.public_url) if published. Use it to check an artifact still exists before sharing it.',
+    tier: 'read',
+    destructive: false,
+    annotations: READ,
+    input: { artifact_id: artifactId },
+    run: async (args, ctx) => ok(await ctx.client.getArtifact(args.artifact_id)),
+  }),
+  defineTool({
+    name: 'get_artifact_download_url',
+    title: 'Private download URL',
+    description:
+      "A private, presigned URL to fetch an artifact's bytes yourself, valid for one hour. It is NOT for " +
+      'sharing with people: for a shareable link use create_download_link, for a web page publish_artifact.',
+    tier: 'read',
+    destructive: false,
+    annotations: READ,
+    input: { artifact_id: artifactId },
+    run: async (args, ctx) => ok(await ctx.client.getDownloadUrl(args.artifact_id)),
+  }),
+  defineTool({
+    name: 'list_sessions',
+    title: 'List sessions',
+    description:
+      'List session labels with their artifact counts, first/last artifact times and is_sealed, most recently ' +
+      'active first. Use it to find earlier work or to check whether a session is sealed before storing into it.',
+    tier: 'read',
+    destructive: false,
+    annotations: READ,
+    input: {
+      created_after: timestamp.optional(),
+      created_before: timestamp.optional(),
+      limit: limit.optional(),
+      cursor: cursor.optional(),
+    },
+    run: async (args, ctx) =>
+      ok(
+        await ctx.client.listSessions({
+          createdAfter: args.created_after,
+          createdBefore: args.created_before,
+          limit: args.limit,
+          cursor: args.cursor,
+        }),
+      ),
+  }),
+  storeArtifact,
+  defineTool({
+    name: 'request_upload_url',
+    title: 'Presigned upload (large files)',
+    description:
+      'Pro plan only: reserve an artifact and get a URL to PUT a large file (up to 5 GB) directly, then call ' +
+      'complete_upload. Use only for files too large for store_artifact (over 500 MB). Not idempotent: each ' +
+      'call reserves a new artifact, so never repeat a failed call blindly.',
+    tier: 'write',
+    destructive: false,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    verifyOnAmbiguity:
+      'Check with list_artifacts (filename filter) whether a pending artifact was created before asking again.',
+    input: {
+      filename: z.string().min(1).max(255),
+      size_bytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(5 * 1024 ** 3)
+        .describe('Exact size in bytes (max 5 GiB).'),
+      content_type: z.string().min(1).optional(),
+      session_id: sessionId.optional(),
+      agent_id: agentId.optional(),
+      metadata: metadataObject.optional(),
+      ttl: ttl.optional(),
+    },
+    run: async (args, ctx) =>
+      ok(
+        await ctx.client.requestUploadUrl({
+          filename: args.filename,
+          sizeBytes: args.size_bytes,
+          contentType: args.content_type,
+          sessionId: args.session_id,
+          agentId: args.agent_id,
+          metadata: args.metadata,
+          ttl: args.ttl,
+        }),
+      ),
+  }),
+  defineTool({
+    name: 'complete_upload',
+    title: 'Finish a presigned upload',
+    description:
+      'Finalize an artifact reserved by request_upload_url after its bytes were PUT to the upload URL. ' +
+      'Idempotent: calling it again returns the same record.',
+    tier: 'write',
+    destructive: false,
+    annotations: WRITE_IDEMPOTENT,
+    input: { artifact_id: artifactId },
+    run: async (args, ctx) => ok(await ctx.client.completeUpload(args.artifact_id)),
+  }),
+  defineTool({
+    name: 'create_download_link',
+    title: 'Create a public download link',
+    description:
+      'Create an unauthenticated download URL that anyone holding it can use, to share a file with people ' +
+      '(default 7 days, max 30 days via expires_in seconds). Only when the user asked to share; for a viewable ' +
+      'web page use publish_artifact, for your own access get_artifact_download_url. Not idempotent: each call ' +
+      'makes another live link.',
+    tier: 'destroy',
+    destructive: true,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    verifyOnAmbiguity: 'Ask the user whether a link arrived, or check active_links with whoami before any new call.',
+    input: {
+      artifact_id: artifactId,
+      expires_in: z.number().int().min(1).max(2_592_000).optional().describe('Lifetime in seconds (default 604800).'),
+    },
+    run: async (args, ctx) => ok(await ctx.client.createLink(args.artifact_id, { expiresIn: args.expires_in })),
+  }),
+  defineTool({
+    name: 'delete_artifact',
+    title: 'Delete an artifact',
+    description:
+      'Soft-delete an artifact: it disappears from lists, downloads, links and its page at once (removed for ' +
+      'good after 30 days). Only when the user asked for it; requires confirm: true. Repeating it is harmless ' +
+      '(already_deleted: true).',
+    tier: 'destroy',
+    destructive: true,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    input: {
+      artifact_id: artifactId,
+      confirm: z.literal(true, {
+        errorMap: () => ({ message: 'must be true: confirm the deletion (after the user agreed to it)' }),
+      }),
+    },
+    run: async (args, ctx) => {
+      try {
+        return ok(await ctx.client.deleteArtifact(args.artifact_id));
+      } catch (err) {
+        if (err instanceof CairnError && err.code === 'artifact_already_deleted') {
+          return ok({ artifact_id: args.artifact_id, deleted: true, already_deleted: true });
+        }
+        throw err;
+      }
+    },
+  }),
+  defineTool({
+    name: 'seal_session',
+    title: 'Seal a session',
+    description:
+      'Close a session for good: later uploads naming it are refused with session_sealed. Irreversible (there ' +
+      'is no unseal); use it only when the user says the work in that session is final.',
+    tier: 'destroy',
+    destructive: true,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    input: { session_id: sessionId },
+    run: async (args, ctx) => ok(await ctx.client.sealSession(args.session_id)),
+  }),
+  defineTool({
+    name: 'publish_artifact',
+    title: 'Publish as a web page',
+    description:
+      'Give an artifact a web page anyone with the URL can view (HTML sandboxed, Markdown rendered, images ' +
+      'shown, other types as a download card), with a provenance receipt. Returns public_url. Visibility ' +
+      'defaults to unlisted; access "password" (Pro) needs `password`. Idempotent: publishing again updates ' +
+      'title/visibility/access and keeps the same URL.',
+    tier: 'write',
+    destructive: false,
+    annotations: { ...WRITE_IDEMPOTENT, openWorldHint: true },
+    input: {
+      artifact_id: artifactId,
+      title: z.string().min(1).max(200).optional().describe('Shown in the page header.'),
+      visibility: z.enum(['unlisted', 'public']).optional().describe('Default unlisted.'),
+      access: z.enum(['none', 'password']).optional().describe('Default none; password is Pro only.'),
+      password: z.string().min(1).optional().describe('Required with access "password".'),
+    },
+    run: async (args, ctx) =>
+      ok(
+        await ctx.client.publish(args.artifact_id, {
+          title: args.title,
+          visibility: args.visibility,
+          access: args.access,
+          password: args.password,
+        }),
+      ),
+  }),
+  defineTool({
+    name: 'unpublish_artifact',
+    title: 'Take a page down',
+    description:
+      "Take an artifact's public page down at once; the artifact itself is kept, and publishing again restores " +
+      'the same URL. Accepts the artifact id (art_…) or page id (pg_…). Idempotent.',
+    tier: 'write',
+    destructive: false,
+    annotations: WRITE_IDEMPOTENT,
+    input: { artifact_id: z.string().min(1).describe('Artifact id (art_…) or page id (pg_…).') },
+    run: async (args, ctx) => ok(await ctx.client.unpublish(args.artifact_id)),
+  }),
+];
+
+export const TOOLS_BY_NAME: ReadonlyMap<string, ToolDef> = new Map(TOOLS.map((t) => [t.name, t]));
+
+/** Validates the arguments and runs the tool; every failure becomes an isError result. */
+export async function runTool(tool: ToolDef, rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult> {
+  const parsed = tool.input.safeParse(rawArgs ?? {});
+  if (!parsed.success) return zodFailure(tool.name, parsed.error);
+  try {
+    return await tool.run(parsed.data, ctx);
+  } catch (err) {
+    return failureFrom(err, {
+      keyHint: ctx.keyHint,
+      ambiguous: tool.verifyOnAmbiguity ? { verify: tool.verifyOnAmbiguity } : undefined,
+    });
+  }
+}
