@@ -1,0 +1,585 @@
+"""The Cairn client: one method per endpoint of the API."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import tempfile
+from typing import IO, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from urllib.parse import quote
+
+from .errors import ArtifactAlreadyDeletedError, CairnError
+from .models import (
+    Artifact,
+    ArtifactPage,
+    DeleteResult,
+    DownloadUrl,
+    GateInfo,
+    Link,
+    PublishResult,
+    RateLimit,
+    SealResult,
+    Session,
+    SessionPage,
+    UnlockResult,
+    UnpublishResult,
+    UploadTicket,
+    WhoAmI,
+)
+from .multipart import MultipartBody, RawBody, Source, make_source
+from .transport import IDEMPOTENT, RATE_LIMIT_ONLY, Transport
+
+__all__ = ["Cairn", "DEFAULT_BASE_URL"]
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+
+PathLike = Union[str, "os.PathLike[str]"]
+Content = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", IO[bytes], IO[str]]
+TimeArg = Union[str, _dt.datetime, None]
+TtlArg = Union[str, _dt.timedelta, None]
+
+
+def _seg(value: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("an id must be a non-empty string")
+    return quote(value, safe="")
+
+
+def _time(value: TimeArg) -> Optional[str]:
+    if value is None or isinstance(value, str):
+        return value
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=_dt.timezone.utc)
+    value = value.astimezone(_dt.timezone.utc)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def _ttl(value: TtlArg) -> Optional[str]:
+    if value is None or isinstance(value, str):
+        return value
+    seconds = int(value.total_seconds())
+    if seconds <= 0 or seconds % 3600:
+        raise ValueError("a timedelta TTL must be a positive whole number of hours")
+    hours = seconds // 3600
+    return f"{hours // 24}d" if hours % 24 == 0 else f"{hours}h"
+
+
+def _metadata_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)  # true/false/numbers as their JSON text, as the server compares
+
+
+class _DownloadSink:
+    """Streams download bytes to a file object, a temp file, or memory; restartable for retries."""
+
+    def __init__(self, fileobj: Optional[IO[bytes]] = None) -> None:
+        self.fileobj = fileobj
+        self._start = fileobj.tell() if fileobj is not None and fileobj.seekable() else None
+        self.buffer: Optional[bytearray] = bytearray() if fileobj is None else None
+        self.count = 0
+
+    def write(self, data: bytes) -> None:
+        self.count += len(data)
+        if self.buffer is not None:
+            self.buffer += data
+        else:
+            assert self.fileobj is not None
+            self.fileobj.write(data)
+
+    def reset(self) -> None:
+        if self.count and self.buffer is None and self._start is None:
+            raise CairnError("download interrupted and the target file object cannot be rewound", code="network_error")
+        self.count = 0
+        if self.buffer is not None:
+            self.buffer = bytearray()
+        elif self.fileobj is not None and self._start is not None:
+            self.fileobj.seek(self._start)
+            self.fileobj.truncate()
+
+
+class Cairn:
+    """A client of one Cairn API.
+
+    Args:
+        api_key: ``ak_live_…``; default ``$CAIRN_API_KEY``, else ``$SERVICE_API_KEY``.
+        base_url: the API origin; default ``$CAIRN_API_URL``, else ``http://127.0.0.1:8080``.
+        timeout: socket timeout in seconds (per read/write, not for the whole call).
+        max_retries: retries after the first attempt (see :mod:`cairn.transport` for which calls).
+        max_retry_wait: a 429 whose ``Retry-After`` is longer than this is raised, not waited for.
+    """
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        max_retry_wait: float = 60.0,
+        user_agent: Optional[str] = None,
+    ) -> None:
+        key = api_key or os.environ.get("CAIRN_API_KEY") or os.environ.get("SERVICE_API_KEY") or None
+        url = base_url or os.environ.get("CAIRN_API_URL") or DEFAULT_BASE_URL
+        self._t = Transport(
+            url,
+            key,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_retry_wait=max_retry_wait,
+            user_agent=user_agent,
+        )
+
+    # -- housekeeping -------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return self._t.base_url
+
+    @property
+    def api_key(self) -> Optional[str]:
+        return self._t.api_key
+
+    @property
+    def rate_limit(self) -> Optional[RateLimit]:
+        """``X-RateLimit-*`` of the last API answer, or None before the first call."""
+        return self._t.rate_limit
+
+    def __repr__(self) -> str:
+        hint = f"…{self._t.api_key[-4:]}" if self._t.api_key else "no key"
+        return f"Cairn(base_url={self._t.base_url!r}, api_key={hint!r})"
+
+    def __enter__(self) -> "Cairn":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing to release (one connection per call); present for ``with`` blocks."""
+
+    # -- meta ---------------------------------------------------------------------------
+
+    def health(self) -> Dict[str, Any]:
+        """``GET /health`` (no key needed): ``{"status": "ok"}``."""
+        return self._t.request("GET", "/health", auth=False).json()
+
+    def whoami(self) -> WhoAmI:
+        """Verifies the key: tenant, plan, usage and limits."""
+        return WhoAmI.from_dict(self._t.request("GET", "/v1/whoami").json())
+
+    def openapi(self) -> Dict[str, Any]:
+        """The OpenAPI 3.1 document of the API."""
+        return self._t.request("GET", "/v1/openapi.json").json()
+
+    # -- upload -------------------------------------------------------------------------
+
+    def push(
+        self,
+        content: Optional[Content] = None,
+        filename: Optional[str] = None,
+        *,
+        path: Optional[PathLike] = None,
+        content_type: Optional[str] = None,
+        session_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        ttl: TtlArg = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        model: Optional[str] = None,
+        transcript: bool = False,
+        idempotency_key: Optional[str] = None,
+    ) -> Artifact:
+        """Uploads one artifact (multipart, streamed) and returns its record.
+
+        ``content`` is bytes, a ``str`` (sent as UTF-8 text), a ``pathlib.Path`` or a binary file
+        object; or give ``path=`` (a plain string path works there). Files are streamed in 1 MiB
+        chunks with a computed ``Content-Length``, so memory use does not grow with the file.
+
+        ``filename`` defaults to the path's or file object's name (required for bytes and str).
+        ``model`` goes to ``metadata["model"]`` unless that key is set. ``transcript=True`` marks a
+        session transcript (``metadata.type="transcript"``, NDJSON content type by default).
+        With ``idempotency_key`` the upload is retried on 5xx and network errors, and the same key
+        within 24 hours returns the original artifact instead of storing a second one.
+        """
+        source = make_source(content, path)
+        name = filename or source.name
+        if not name:
+            raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
+        meta: Dict[str, Any] = dict(metadata or {})
+        if model is not None and "model" not in meta:
+            meta["model"] = model
+        fields: List[Tuple[str, str]] = [("filename", name)]
+        if content_type:
+            fields.append(("content_type", content_type))
+        if session_id is not None:
+            fields.append(("session_id", session_id))
+        if agent_id is not None:
+            fields.append(("agent_id", agent_id))
+        ttl_text = _ttl(ttl)
+        if ttl_text is not None:
+            fields.append(("ttl", ttl_text))
+        if meta:
+            fields.append(("metadata", json.dumps(meta, separators=(",", ":"), ensure_ascii=False)))
+        if transcript:
+            fields.append(("transcript", "true"))
+        body = MultipartBody(fields, source, name, part_content_type=content_type or "application/octet-stream")
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        resp = self._t.request(
+            "POST",
+            "/v1/artifacts",
+            body=body,
+            headers=headers,
+            policy=IDEMPOTENT if idempotency_key else RATE_LIMIT_ONLY,
+        )
+        return Artifact.from_dict(resp.json())
+
+    #: Same as :meth:`push`.
+    store = push
+
+    def push_transcript(
+        self,
+        events: Any,
+        filename: str = "transcript.ndjson",
+        *,
+        session_id: Optional[str] = None,
+        model: Optional[str] = None,
+        models_used: Optional[List[str]] = None,
+        capture: Optional[str] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        **kw: Any,
+    ) -> Artifact:
+        """Stores an agent transcript: a list of JSON-able events (written as NDJSON), or bytes/str/path.
+
+        Sets the conventional metadata: ``type=transcript`` (server side), ``model``,
+        ``models_used`` (comma-separated) and ``capture`` (e.g. ``"end"`` or ``"snapshot"``).
+        """
+        if isinstance(events, (list, tuple)):
+            content: Any = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
+        else:
+            content = events
+        meta: Dict[str, Any] = dict(metadata or {})
+        if models_used:
+            meta.setdefault("models_used", ",".join(dict.fromkeys(models_used)))
+        if capture:
+            meta.setdefault("capture", capture)
+        return self.push(content, filename, session_id=session_id, model=model, metadata=meta, transcript=True, **kw)
+
+    # -- presigned upload (Pro) ---------------------------------------------------------
+
+    def request_upload_url(
+        self,
+        filename: str,
+        size_bytes: int,
+        *,
+        content_type: Optional[str] = None,
+        session_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        ttl: TtlArg = None,
+        transcript: bool = False,
+    ) -> UploadTicket:
+        """``POST /v1/artifacts/upload-url``: a presigned PUT slot for up to 5 GiB (Pro only)."""
+        body: Dict[str, Any] = {"filename": filename, "size_bytes": size_bytes}
+        for key, value in (
+            ("content_type", content_type),
+            ("session_id", session_id),
+            ("agent_id", agent_id),
+            ("metadata", dict(metadata) if metadata is not None else None),
+            ("ttl", _ttl(ttl)),
+        ):
+            if value is not None:
+                body[key] = value
+        if transcript:
+            body["transcript"] = True
+        resp = self._t.request("POST", "/v1/artifacts/upload-url", json_body=body, policy=RATE_LIMIT_ONLY)
+        return UploadTicket.from_dict(resp.json())
+
+    def complete_upload(self, artifact_id: str) -> Artifact:
+        """``POST /v1/artifacts/{id}/complete``: finalizes a presigned upload (idempotent)."""
+        resp = self._t.request("POST", f"/v1/artifacts/{_seg(artifact_id)}/complete", policy=IDEMPOTENT)
+        return Artifact.from_dict(resp.json())
+
+    def push_large(
+        self,
+        content: Optional[Content] = None,
+        filename: Optional[str] = None,
+        *,
+        path: Optional[PathLike] = None,
+        content_type: Optional[str] = None,
+        session_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        model: Optional[str] = None,
+        ttl: TtlArg = None,
+        transcript: bool = False,
+    ) -> Artifact:
+        """Presigned upload in one call: ``request_upload_url``, a streamed PUT, ``complete_upload``.
+
+        For files above the 500 MB multipart limit (up to 5 GiB, Pro plan). The source must have
+        a known size (bytes, a path, a seekable file).
+        """
+        source = make_source(content, path)
+        name = filename or source.name
+        if not name:
+            raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
+        if source.length is None:
+            raise ValueError("a presigned upload needs a source of known size (bytes, a path, a seekable file)")
+        meta: Dict[str, Any] = dict(metadata or {})
+        if model is not None and "model" not in meta:
+            meta["model"] = model
+        ticket = self.request_upload_url(
+            name,
+            source.length,
+            content_type=content_type,
+            session_id=session_id,
+            agent_id=agent_id,
+            metadata=meta or None,
+            ttl=ttl,
+            transcript=transcript,
+        )
+        self.upload_to_ticket(ticket, source)
+        return self.complete_upload(ticket.artifact_id)
+
+    def upload_to_ticket(self, ticket: UploadTicket, content: Union[Content, Source]) -> None:
+        """Sends the bytes to a presigned ``upload_url`` (streamed; the API key is not sent)."""
+        source = make_source(content)
+        headers = dict(ticket.upload_headers)
+        headers.pop("Content-Length", None)
+        self._t.request(
+            ticket.upload_method or "PUT",
+            ticket.upload_url,
+            body=RawBody(source),
+            headers=headers,
+            auth=False,
+            policy=IDEMPOTENT,
+        )
+
+    # -- read ---------------------------------------------------------------------------
+
+    def list(
+        self,
+        *,
+        session_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        filename: Optional[str] = None,
+        content_type: Optional[str] = None,
+        created_after: TimeArg = None,
+        created_before: TimeArg = None,
+        transcript: Optional[bool] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> ArtifactPage:
+        """One page of artifacts, newest first. ``metadata`` is one ``{key: value}`` exact match.
+
+        Pass ``page.next_cursor`` as ``cursor`` for the next page, or use :meth:`iter_artifacts`.
+        """
+        query: List[Tuple[str, Any]] = [
+            ("cursor", cursor),
+            ("limit", limit),
+            ("session_id", session_id),
+            ("agent_id", agent_id),
+            ("filename", filename),
+            ("content_type", content_type),
+            ("created_after", _time(created_after)),
+            ("created_before", _time(created_before)),
+            ("transcript", True if transcript else None),
+        ]
+        for key, value in (metadata or {}).items():
+            query.append((f"metadata.{key}", _metadata_value(value)))
+        return ArtifactPage.from_dict(self._t.request("GET", "/v1/artifacts", query=query).json())
+
+    def iter_artifacts(self, *, page_size: Optional[int] = 200, **filters: Any) -> Iterator[Artifact]:
+        """Every artifact matching the filters of :meth:`list`, fetching page after page."""
+        cursor = filters.pop("cursor", None)
+        limit = filters.pop("limit", None) or page_size
+        while True:
+            page = self.list(limit=limit, cursor=cursor, **filters)
+            for artifact in page.artifacts:
+                yield artifact
+            if not page.has_more or not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def get(self, artifact_id: str) -> Artifact:
+        """One artifact record, with its live ``page`` (or None)."""
+        return Artifact.from_dict(self._t.request("GET", f"/v1/artifacts/{_seg(artifact_id)}").json())
+
+    def download_url(self, artifact_id: str) -> DownloadUrl:
+        """A private signed URL (one hour) on the content origin; not meant for sharing."""
+        resp = self._t.request("GET", f"/v1/artifacts/{_seg(artifact_id)}/download-url")
+        return DownloadUrl.from_dict(resp.json())
+
+    def download(
+        self,
+        artifact_id: str,
+        dest: Union[PathLike, IO[bytes], None] = None,
+    ) -> Union[bytes, str, IO[bytes]]:
+        """Downloads the bytes, streamed in 1 MiB chunks.
+
+        * ``dest=None``: returns the bytes (keeps them in memory: use a path for large files).
+        * ``dest`` a directory: writes ``<dir>/<artifact filename>`` and returns that path.
+        * ``dest`` a file path: writes it (via a temp file, renamed at the end) and returns it.
+        * ``dest`` a binary file object: writes into it and returns it.
+        """
+        info = self.download_url(artifact_id)
+        if dest is None:
+            sink = _DownloadSink()
+            self._fetch(info, sink)
+            assert sink.buffer is not None
+            return bytes(sink.buffer)
+        if hasattr(dest, "write"):
+            sink = _DownloadSink(dest)  # type: ignore[arg-type]
+            self._fetch(info, sink)
+            return dest  # type: ignore[return-value]
+        target = os.fspath(dest)  # type: ignore[arg-type]
+        if os.path.isdir(target):
+            safe = os.path.basename(info.filename.replace("\\", "/")) or artifact_id
+            if safe in (".", ".."):
+                safe = artifact_id
+            target = os.path.join(target, safe)
+        folder = os.path.dirname(os.path.abspath(target))
+        fd, tmp = tempfile.mkstemp(prefix=".cairn-", suffix=".part", dir=folder)
+        try:
+            with os.fdopen(fd, "w+b") as fh:
+                self._fetch(info, _DownloadSink(fh))
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return target
+
+    def _fetch(self, info: DownloadUrl, sink: _DownloadSink) -> None:
+        self._t.request("GET", info.download_url, auth=False, sink=sink)
+        if info.size_bytes is not None and sink.count != info.size_bytes:
+            raise CairnError(
+                f"download of {info.filename} returned {sink.count} bytes, expected {info.size_bytes}",
+                code="network_error",
+            )
+
+    # -- write ---------------------------------------------------------------------------
+
+    def delete(self, artifact_id: str) -> DeleteResult:
+        """Soft-deletes; a second delete raises :class:`ArtifactAlreadyDeletedError`.
+
+        A DELETE is retried after a 5xx or network error; when the retry finds the artifact already
+        deleted (most likely by the attempt whose answer was lost), that is this call's success:
+        it returns ``DeleteResult(artifact_id, deleted=True, deleted_at=None, already_deleted=True)``.
+        """
+        try:
+            resp = self._t.request("DELETE", f"/v1/artifacts/{_seg(artifact_id)}")
+        except ArtifactAlreadyDeletedError as err:
+            if not err.after_uncertain_attempt:
+                raise
+            body = {"artifact_id": artifact_id, "deleted": True, "deleted_at": None, "already_deleted": True}
+            return DeleteResult(artifact_id=artifact_id, deleted=True, deleted_at=None, raw=body, already_deleted=True)
+        return DeleteResult.from_dict(resp.json())
+
+    def create_link(self, artifact_id: str, expires_in: Optional[int] = None) -> Link:
+        """A shareable unauthenticated download link (default 7 days, at most 30 days).
+
+        Retried only on 429 (refused before anything happened): after a 5xx or network error the
+        link may or may not exist, so that is raised.
+        """
+        body = {"expires_in": int(expires_in)} if expires_in is not None else {}
+        resp = self._t.request(
+            "POST", f"/v1/artifacts/{_seg(artifact_id)}/links", json_body=body, policy=RATE_LIMIT_ONLY
+        )
+        return Link.from_dict(resp.json())
+
+    def publish(
+        self,
+        artifact_id: str,
+        *,
+        visibility: str = "unlisted",
+        access: Optional[str] = None,
+        title: Optional[str] = None,
+        password: Optional[str] = None,
+    ) -> PublishResult:
+        """Publishes (or updates) the artifact's public page; safe to repeat."""
+        body: Dict[str, Any] = {"visibility": visibility}
+        if access is not None:
+            body["access"] = access
+        elif password is not None:
+            body["access"] = "password"
+        if title is not None:
+            body["title"] = title
+        if password is not None:
+            body["password"] = password
+        resp = self._t.request("POST", f"/v1/artifacts/{_seg(artifact_id)}/publish", json_body=body)
+        return PublishResult.from_dict(resp.json())
+
+    def unpublish(self, artifact_or_page_id: str) -> UnpublishResult:
+        """Takes the page down (``art_…`` or ``pg_…``); safe to repeat."""
+        resp = self._t.request("DELETE", f"/v1/artifacts/{_seg(artifact_or_page_id)}/publish")
+        return UnpublishResult.from_dict(resp.json())
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def sessions(
+        self,
+        *,
+        created_after: TimeArg = None,
+        created_before: TimeArg = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> SessionPage:
+        """One page of sessions, most recently active first."""
+        query = [
+            ("cursor", cursor),
+            ("limit", limit),
+            ("created_after", _time(created_after)),
+            ("created_before", _time(created_before)),
+        ]
+        return SessionPage.from_dict(self._t.request("GET", "/v1/sessions", query=query).json())
+
+    def iter_sessions(self, *, page_size: Optional[int] = 200, **filters: Any) -> Iterator[Session]:
+        """Every session, fetching page after page."""
+        cursor = filters.pop("cursor", None)
+        limit = filters.pop("limit", None) or page_size
+        while True:
+            page = self.sessions(limit=limit, cursor=cursor, **filters)
+            for session in page.sessions:
+                yield session
+            if not page.has_more or not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def seal(self, session_id: str) -> SealResult:
+        """Seals a session (irreversible); later uploads naming it raise :class:`SessionSealedError`."""
+        resp = self._t.request("POST", f"/v1/sessions/{_seg(session_id)}/seal", policy=IDEMPOTENT)
+        return SealResult.from_dict(resp.json())
+
+    # -- public page endpoints (no key) ------------------------------------------------------
+
+    def page_gate_info(self, slug: str) -> GateInfo:
+        """``GET /v1/public/pages/{slug}/gate-info``: 200 only for a live password page."""
+        resp = self._t.request("GET", f"/v1/public/pages/{_seg(slug)}/gate-info", auth=False)
+        return GateInfo.from_dict(resp.json())
+
+    def unlock_page(self, slug: str, password: str) -> UnlockResult:
+        """Exchanges a page password for a 5-minute content token."""
+        resp = self._t.request(
+            "POST",
+            f"/v1/public/pages/{_seg(slug)}/unlock",
+            json_body={"password": password},
+            auth=False,
+            policy=RATE_LIMIT_ONLY,
+        )
+        return UnlockResult.from_dict(resp.json())
+
+    def report_page(self, slug: str, reason: Optional[str] = None, detail: Optional[str] = None) -> bool:
+        """Reports abuse on a page; True when the report was received."""
+        body: Dict[str, Any] = {}
+        if reason is not None:
+            body["reason"] = reason
+        if detail is not None:
+            body["detail"] = detail
+        resp = self._t.request(
+            "POST", f"/v1/public/pages/{_seg(slug)}/report", json_body=body, auth=False, policy=RATE_LIMIT_ONLY
+        )
+        return bool((resp.json() or {}).get("received"))
