@@ -1,0 +1,240 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { open, readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import type { BaselineInfo } from './baseline-child.js';
+import type { CairnChildInfo } from './cairn-child.js';
+import { type BenchChild, childEnv, startChild } from './ipc.js';
+import { mb, mbs, type ResultRow, ratio } from './report.js';
+import { apiCall, download, mbPerSec, putFile, uploadMultipart } from './transfer.js';
+
+const run = promisify(execFile);
+const MIB = 1024 * 1024;
+
+export interface BigFileContext {
+  dataDir: string;
+  cairn: BenchChild<CairnChildInfo>;
+  key: string;
+  tenantId: string;
+  /** Source file in os.tmpdir(). */
+  file: string;
+  bytes: number;
+  /** Multipart uploads send the first `multipartBytes` of the file (multipart is capped at 500 MB). */
+  multipartBytes: number;
+}
+
+/** Writes `bytes` of random data (incompressible, so no layer can shortcut it). */
+export async function writeRandomFile(file: string, bytes: number): Promise<void> {
+  const h = await open(file, 'w');
+  try {
+    for (let written = 0; written < bytes; ) {
+      const n = Math.min(8 * MIB, bytes - written);
+      await h.write(randomBytes(n));
+      written += n;
+    }
+  } finally {
+    await h.close();
+  }
+}
+
+/** Bytes of committed blobs under the data folder (staging excluded). */
+async function blobBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.name === '.staging') continue;
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += await blobBytes(p);
+    else total += (await stat(p)).size;
+  }
+  return total;
+}
+
+/**
+ * `cp` of the file into the data folder's disk, best of two runs, timed two ways: `cp` alone
+ * (done when the bytes are in the page cache) and `cp` followed by an `fsync` of the copy (done
+ * when the bytes are on the disk). Cairn answers 201 only once the blob is fsynced, so the durable
+ * copy is the like-for-like baseline; the plain one is reported beside it.
+ */
+async function cpBaseline(ctx: BigFileContext): Promise<{ cached: number; durable: number }> {
+  const target = path.join(ctx.dataDir, 'cp-baseline.bin');
+  const best = { cached: 0, durable: 0 };
+  for (let i = 0; i < 2; i++) {
+    const t = performance.now();
+    await run('cp', [ctx.file, target]);
+    const copied = performance.now();
+    const h = await open(target, 'r+');
+    await h.sync();
+    await h.close();
+    best.cached = Math.max(best.cached, mbPerSec(ctx.bytes, copied - t));
+    best.durable = Math.max(best.durable, mbPerSec(ctx.bytes, performance.now() - t));
+    await rm(target, { force: true });
+  }
+  return best;
+}
+
+interface Ticket {
+  artifact_id: string;
+  upload_url: string;
+  upload_headers: Record<string, string>;
+}
+interface Rec {
+  artifact_id: string;
+  content_hash: string;
+  size_bytes: number;
+}
+interface Rss {
+  growthBytes: number;
+}
+
+async function presignedUpload(ctx: BigFileContext): Promise<{ rate: number; rss: Rss; record: Rec }> {
+  const { apiUrl } = ctx.cairn.info;
+  await ctx.cairn.call('rss-reset');
+  const t = performance.now();
+  const ticket = await apiCall<Ticket>(apiUrl, ctx.key, 'POST', '/v1/artifacts/upload-url', {
+    filename: 'big.bin',
+    size_bytes: ctx.bytes,
+  });
+  const put = await putFile(ticket.upload_url, ctx.file, ctx.bytes, ticket.upload_headers);
+  if (put.value.status !== 200) throw new Error(`presigned PUT → ${put.value.status}: ${put.value.body}`);
+  const record = await apiCall<Rec>(apiUrl, ctx.key, 'POST', `/v1/artifacts/${ticket.artifact_id}/complete`);
+  const rate = mbPerSec(ctx.bytes, performance.now() - t);
+  return { rate, rss: await ctx.cairn.call<Rss>('rss-peak'), record };
+}
+
+async function multipart(ctx: BigFileContext): Promise<{ rate: number; rss: Rss; record: Rec }> {
+  await ctx.cairn.call('rss-reset');
+  const up = await uploadMultipart(ctx.cairn.info.apiUrl, ctx.key, ctx.file, ctx.multipartBytes, 'part.bin');
+  if (up.value.status !== 201) throw new Error(`multipart upload → ${up.value.status}: ${up.value.body}`);
+  const rss = await ctx.cairn.call<Rss>('rss-peak');
+  return { rate: mbPerSec(ctx.multipartBytes, up.ms), rss, record: JSON.parse(up.value.body) as Rec };
+}
+
+/**
+ * Best of three alternating runs each: the bare file server, then Cairn's signed download URL.
+ * The uploads before leave gigabytes of dirty pages being written back; `sync` first, so neither
+ * side is measured against the disk's write-back.
+ */
+async function downloads(ctx: BigFileContext, record: Rec): Promise<{ cairn: number; bare: number }> {
+  await run('sync');
+  const blobFile = path.join(ctx.dataDir, 'blobs', ctx.tenantId, record.content_hash.slice(0, 2), record.content_hash);
+  const bare = await startChild<BaselineInfo>('baseline-child.js', ['file', blobFile], childEnv({}));
+  let best = { cairn: 0, bare: 0 };
+  try {
+    for (let i = 0; i < 3; i++) {
+      const b = await download(bare.info.url);
+      const { download_url } = await apiCall<{ download_url: string }>(
+        ctx.cairn.info.apiUrl,
+        ctx.key,
+        'GET',
+        `/v1/artifacts/${record.artifact_id}/download-url`,
+      );
+      const c = await download(download_url);
+      for (const d of [b, c]) {
+        if (d.value.status !== 200 || d.value.bytes !== ctx.bytes) throw new Error(`download: ${JSON.stringify(d)}`);
+      }
+      best = {
+        cairn: Math.max(best.cairn, mbPerSec(ctx.bytes, c.ms)),
+        bare: Math.max(best.bare, mbPerSec(ctx.bytes, b.ms)),
+      };
+    }
+  } finally {
+    await bare.stop();
+  }
+  return best;
+}
+
+async function s3rverPut(ctx: BigFileContext): Promise<number> {
+  const s3 = await startChild<BaselineInfo>('baseline-child.js', ['s3rver'], childEnv({}));
+  try {
+    const put = await putFile(`${s3.info.url}/big.bin`, ctx.file, ctx.bytes);
+    if (put.value.status !== 200) throw new Error(`s3rver PUT → ${put.value.status}: ${put.value.body.slice(0, 300)}`);
+    return mbPerSec(ctx.bytes, put.ms);
+  } finally {
+    await s3.stop();
+  }
+}
+
+const cpLabel = (cp: { cached: number; durable: number }) =>
+  `cp + fsync ${mbs(cp.durable)} (cp alone ${mbs(cp.cached)})`;
+
+export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void): Promise<ResultRow[]> {
+  const size = `${(ctx.bytes / MIB).toFixed(0)} MiB`;
+  const partSize = `${(ctx.multipartBytes / MIB).toFixed(0)} MiB`;
+  log('cp baseline');
+  const cp = await cpBaseline(ctx);
+  log(`presigned upload of ${size}`);
+  const pre = await presignedUpload(ctx);
+  log(`multipart upload of ${partSize}`);
+  const part = await multipart(ctx);
+  log('same file again (dedup)');
+  const before = await blobBytes(path.join(ctx.dataDir, 'blobs'));
+  const again = await multipart(ctx);
+  const extra = (await blobBytes(path.join(ctx.dataDir, 'blobs'))) - before;
+  if (again.record.content_hash !== part.record.content_hash) throw new Error('dedup: hashes differ');
+  log(`download of ${size}`);
+  const down = await downloads(ctx, pre.record);
+  log(`s3rver PUT of ${size}`);
+  const s3 = await s3rverPut(ctx);
+  const memTarget = '< 100 MB';
+  const memOk = (r: Rss) => r.growthBytes < 100e6;
+  return [
+    {
+      name: `upload ${size}, presigned PUT (upload-url + PUT + complete)`,
+      cairn: mbs(pre.rate),
+      baseline: cpLabel(cp),
+      figure: ratio(pre.rate / cp.durable),
+      target: '≥ 0.6× of cp + fsync',
+      pass: pre.rate / cp.durable >= 0.6,
+    },
+    {
+      name: `upload ${partSize}, multipart (limit 500 MB)`,
+      cairn: mbs(part.rate),
+      baseline: cpLabel(cp),
+      figure: ratio(part.rate / cp.durable),
+      target: '≥ 0.6× of cp + fsync',
+      pass: part.rate / cp.durable >= 0.6,
+    },
+    {
+      name: `server RSS growth, ${size} presigned upload`,
+      cairn: mb(pre.rss.growthBytes),
+      baseline: '',
+      figure: mb(pre.rss.growthBytes),
+      target: memTarget,
+      pass: memOk(pre.rss),
+    },
+    {
+      name: `server RSS growth, ${partSize} multipart upload`,
+      cairn: mb(part.rss.growthBytes),
+      baseline: '',
+      figure: mb(part.rss.growthBytes),
+      target: memTarget,
+      pass: memOk(part.rss),
+    },
+    {
+      name: `download ${size} via download-url`,
+      cairn: mbs(down.cairn),
+      baseline: `node:http pipe ${mbs(down.bare)}`,
+      figure: ratio(down.cairn / down.bare),
+      target: '≥ 0.8×',
+      pass: down.cairn / down.bare >= 0.8,
+    },
+    {
+      name: 'same file uploaded twice: extra blob bytes',
+      cairn: `${extra} B`,
+      baseline: '',
+      figure: `${extra} B`,
+      target: '0',
+      pass: extra === 0,
+    },
+    {
+      name: `s3rver PUT ${size} (Cairn presigned must beat it)`,
+      cairn: mbs(pre.rate),
+      baseline: `s3rver ${mbs(s3)} (${ratio(s3 / cp.durable)} of cp + fsync)`,
+      figure: ratio(pre.rate / s3),
+      target: '> 1× (Cairn faster)',
+      pass: pre.rate > s3,
+    },
+  ];
+}

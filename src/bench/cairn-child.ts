@@ -1,0 +1,78 @@
+import { loadConfig } from '../config.js';
+import type { PlanName } from '../core/plans.js';
+import type { RateDecision, RateLimiter, RateRule } from '../ports/rate-limiter.js';
+import { createAdapters } from '../runtime.js';
+import { startServer } from '../server.js';
+import { serveIpc } from './ipc.js';
+import { RssSampler } from './rss.js';
+
+/**
+ * Cairn under test, in its own process: the real `startServer` over the configured stores
+ * (CAIRN_* environment, data folder from argv). One change from `cairn serve`: the per-tenant
+ * rule handed to the rate limiter is lifted so load tests measure the server rather than the
+ * plan's 100 req/s. The real limiter still runs on every call (a 10 ms window, so its log stays
+ * as short as under a real plan), and so does the monthly request counter.
+ */
+const LIFTED: RateRule = { sustainedPerSecond: 1_000_000, burst: 10_000 };
+
+class LiftedLimiter implements RateLimiter {
+  constructor(private readonly inner: RateLimiter) {}
+  take(key: string, _rule: RateRule, nowMs: number): Promise<RateDecision> {
+    return this.inner.take(key, LIFTED, nowMs);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+export interface CairnChildInfo {
+  apiUrl: string;
+  contentUrl: string;
+  pid: number;
+}
+
+const silentLog = { info() {}, warn() {}, error() {} };
+
+async function main(): Promise<void> {
+  const dataDir = process.argv[2];
+  if (!dataDir) throw new Error('usage: cairn-child <dataDir>');
+  const env = process.env;
+  const config = loadConfig(
+    { dataDir, apiPort: 0, viewerPort: 0, contentPort: 0, logLevel: 'silent', sweepIntervalSeconds: 0 },
+    env,
+  );
+  const adapters = await createAdapters(config, silentLog);
+  adapters.limiter = new LiftedLimiter(adapters.limiter);
+  const server = await startServer(config, { adapters, env, log: silentLog });
+  const rss = new RssSampler(50);
+  const stop = async () => {
+    rss.stop();
+    await server.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('disconnect', () => void stop());
+  serveIpc(
+    { apiUrl: server.config.apiOrigin, contentUrl: server.config.contentOrigin, pid: process.pid },
+    async (cmd, args) => {
+      switch (cmd) {
+        case 'tenant': {
+          const { name, plan } = args as { name: string; plan: PlanName };
+          const created = await server.core.tenants.create(name, plan);
+          return { tenantId: created.tenant.id, apiKey: created.apiKey };
+        }
+        case 'rss-reset':
+          return rss.reset();
+        case 'rss-peak':
+          return rss.read();
+        default:
+          throw new Error(`unknown command ${cmd}`);
+      }
+    },
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

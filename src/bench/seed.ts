@@ -1,0 +1,150 @@
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { encodeCursor } from '../core/cursor.js';
+
+/**
+ * Bulk seeding of one tenant's list, straight into the store's tables (never through HTTP), with
+ * the same rows in both engines. Row i: created 1 ms after row i-1, session `s<i % 1000>`,
+ * metadata `{"batch":"b<i % 100>"}` (indexed in artifact_meta as the store does), all active and
+ * sharing one blob. The timed list queries then walk the real list indexes.
+ */
+export const SESSIONS = 1000;
+export const BATCHES = 100;
+const SIZE = 1234;
+const HASH = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+export interface Seeded {
+  rows: number;
+  /** A cursor 90 % of the way down the list. */
+  deepCursor: string;
+  metadataFilter: string;
+  sessionId: string;
+}
+
+const idOf = (i: number) => `art_b${String(i).padStart(15, '0')}`;
+
+function describe(rows: number, start: number): Seeded {
+  const deep = rows - 1 - Math.floor(rows * 0.9);
+  return {
+    rows,
+    deepCursor: encodeCursor([start + deep, idOf(deep)]),
+    metadataFilter: 'metadata.batch=b42',
+    sessionId: 's42',
+  };
+}
+
+/** SQLite: one transaction of prepared inserts into the data folder's database (server stopped). */
+export function seedSqlite(dbPath: string, tenantId: string, rows: number, now: number): Seeded {
+  const db = new Database(dbPath);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  // Ten index B-trees grow at once; with the default 2 MB page cache they thrash the disk.
+  db.pragma('cache_size = -1048576');
+  const start = now - rows - 60_000;
+  const artifact = db.prepare(
+    `INSERT INTO artifacts (id, tenant_id, filename, content_type, size_bytes, content_hash, metadata,
+       session_id, agent_id, created_at, expires_at, deleted_at, status)
+     VALUES (?, ?, ?, 'text/plain', ?, ?, ?, ?, ?, ?, NULL, NULL, 'active')`,
+  );
+  const meta = db.prepare(
+    "INSERT INTO artifact_meta (artifact_id, key, tenant_id, value, created_at) VALUES (?, 'batch', ?, ?, ?)",
+  );
+  const session = db.prepare(
+    `INSERT INTO sessions (tenant_id, session_id, artifact_count, sealed_at, first_artifact_at, last_artifact_at)
+     VALUES (?, ?, ?, NULL, ?, ?)`,
+  );
+  db.transaction(() => {
+    for (let i = 0; i < rows; i++) {
+      const batch = `b${i % BATCHES}`;
+      artifact.run(
+        idOf(i),
+        tenantId,
+        `file-${i}.txt`,
+        SIZE,
+        HASH,
+        `{"batch":"${batch}"}`,
+        `s${i % SESSIONS}`,
+        `agent-${i % 10}`,
+        start + i,
+      );
+      meta.run(idOf(i), tenantId, batch, start + i);
+    }
+    for (let s = 0; s < Math.min(SESSIONS, rows); s++) {
+      const last = s + Math.floor((rows - 1 - s) / SESSIONS) * SESSIONS;
+      session.run(tenantId, `s${s}`, Math.floor((last - s) / SESSIONS) + 1, start + s, start + last);
+    }
+    db.prepare(
+      `INSERT INTO blobs (tenant_id, content_hash, size_bytes, live_refs, orphaned_at, deleting_since, created_at)
+       VALUES (?, ?, ?, ?, NULL, NULL, ?)`,
+    ).run(tenantId, HASH, SIZE, rows, now);
+    db.prepare('UPDATE tenants SET storage_bytes = storage_bytes + ? WHERE id = ?').run(SIZE, tenantId);
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  return describe(rows, start);
+}
+
+/**
+ * PostgreSQL: the same rows, generated server-side by batched INSERT … SELECT over
+ * generate_series (the bulk path; nothing crosses the wire per row), then ANALYZE.
+ */
+export async function seedPostgres(
+  url: string,
+  schema: string,
+  tenantId: string,
+  rows: number,
+  now: number,
+): Promise<Seeded> {
+  const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
+  await client.connect();
+  const start = now - rows - 60_000;
+  try {
+    const step = 100_000;
+    for (let from = 0; from < rows; from += step) {
+      const to = Math.min(rows, from + step) - 1;
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO artifacts (id, tenant_id, filename, content_type, size_bytes, content_hash, metadata,
+           session_id, agent_id, created_at, expires_at, deleted_at, status)
+         SELECT 'art_b' || lpad(i::text, 15, '0'), $1, 'file-' || i || '.txt', 'text/plain', ${SIZE}, '${HASH}',
+           jsonb_build_object('batch', 'b' || (i % ${BATCHES})), 's' || (i % ${SESSIONS}), 'agent-' || (i % 10),
+           $2::bigint + i, NULL, NULL, 'active'
+         FROM generate_series($3::bigint, $4::bigint) AS i`,
+        [tenantId, start, from, to],
+      );
+      await client.query(
+        `INSERT INTO artifact_meta (artifact_id, key, tenant_id, value, created_at)
+         SELECT 'art_b' || lpad(i::text, 15, '0'), 'batch', $1, 'b' || (i % ${BATCHES}), $2::bigint + i
+         FROM generate_series($3::bigint, $4::bigint) AS i`,
+        [tenantId, start, from, to],
+      );
+      await client.query('COMMIT');
+    }
+    await client.query(
+      `INSERT INTO sessions (tenant_id, session_id, artifact_count, sealed_at, first_artifact_at, last_artifact_at)
+       SELECT $1, 's' || (i % ${SESSIONS}), count(*), NULL, min($2::bigint + i), max($2::bigint + i)
+       FROM generate_series(0, $3::bigint - 1) AS i GROUP BY i % ${SESSIONS}`,
+      [tenantId, start, rows],
+    );
+    await client.query(
+      `INSERT INTO blobs (tenant_id, content_hash, size_bytes, live_refs, orphaned_at, deleting_since, created_at)
+       VALUES ($1, '${HASH}', ${SIZE}, $2, NULL, NULL, $3)`,
+      [tenantId, rows, now],
+    );
+    await client.query('UPDATE tenants SET storage_bytes = storage_bytes + $1 WHERE id = $2', [SIZE, tenantId]);
+    await client.query('ANALYZE');
+  } finally {
+    await client.end();
+  }
+  return describe(rows, start);
+}
+
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,122 @@
+import { createReadStream } from 'node:fs';
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+
+/** Large transfers over node:http with 1 MiB reads, timed from first byte sent to last byte received. */
+const CHUNK = 1024 * 1024;
+
+export interface Timed<T> {
+  ms: number;
+  value: T;
+}
+
+interface Sent {
+  status: number;
+  body: string;
+}
+
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  parts: (Buffer | { file: string; bytes: number })[],
+): Promise<Timed<Sent>> {
+  const u = new URL(url);
+  const length = parts.reduce((n, p) => n + (Buffer.isBuffer(p) ? p.length : p.bytes), 0);
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname + u.search,
+      method,
+      agent: false,
+      headers: { ...headers, 'content-length': String(length) },
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+      });
+      res.on('end', () => resolve({ ms: performance.now() - started, value: { status: res.statusCode ?? 0, body } }));
+      res.on('error', reject);
+    });
+    (async () => {
+      for (const part of parts) {
+        if (Buffer.isBuffer(part)) {
+          if (!req.write(part)) await new Promise((r) => req.once('drain', r));
+          continue;
+        }
+        for await (const chunk of createReadStream(part.file, { highWaterMark: CHUNK, end: part.bytes - 1 })) {
+          if (!req.write(chunk)) await new Promise((r) => req.once('drain', r));
+        }
+      }
+      req.end();
+    })().catch(reject);
+  });
+}
+
+/** POST /v1/artifacts multipart with the first `bytes` of `file` as the file part. */
+export function uploadMultipart(apiUrl: string, key: string, file: string, bytes: number, filename: string) {
+  const boundary = `----cairnBench${Math.random().toString(16).slice(2)}`;
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n` +
+      'Content-Type: application/octet-stream\r\n\r\n',
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  return send(
+    `${apiUrl}/v1/artifacts`,
+    'POST',
+    { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    [head, { file, bytes }, tail],
+  );
+}
+
+/** PUT the first `bytes` of `file` as the raw body. */
+export function putFile(url: string, file: string, bytes: number, headers: Record<string, string> = {}) {
+  return send(url, 'PUT', { 'content-type': 'application/octet-stream', ...headers }, [{ file, bytes }]);
+}
+
+/** GET `url`, counting and discarding the body. */
+export function download(url: string): Promise<Timed<{ status: number; bytes: number }>> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        let bytes = 0;
+        res.on('data', (d: Buffer) => {
+          bytes += d.length;
+        });
+        res.on('end', () =>
+          resolve({ ms: performance.now() - started, value: { status: res.statusCode ?? 0, bytes } }),
+        );
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+/** JSON call against the API with a key. */
+export async function apiCall<T>(
+  apiUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const res = await fetch(apiUrl + path, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as T;
+}
+
+export const mbPerSec = (bytes: number, ms: number) => bytes / 1e6 / (ms / 1000);
