@@ -1,0 +1,459 @@
+import { createHash, randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  buildArtifactListQuery,
+  buildSessionListQuery,
+  migratePostgres,
+  PostgresMetadataStore,
+} from '../../src/adapters/postgres/index.js';
+import { MIGRATIONS } from '../../src/adapters/postgres/schema.js';
+import type { ArtifactQuery, ArtifactRow, InsertArtifactResult, TenantRow } from '../../src/ports/metadata-store.js';
+import { accountStoreContract } from '../contract/account-store.contract.js';
+import { metadataStoreContract } from '../contract/metadata-store.contract.js';
+
+const url = process.env.CAIRN_TEST_DATABASE_URL;
+
+/** Why PostgreSQL cannot be used here, or null when it can. */
+async function unavailable(): Promise<string | null> {
+  if (!url) return 'CAIRN_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)';
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (err) {
+    return `PostgreSQL at ${url} is unreachable: ${(err as Error).message.replace(/\.$/, '')}`;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const reason = await unavailable();
+if (reason && !process.env.CI) {
+  console.warn(
+    `\n!!! SKIPPING the PostgreSQL adapter tests: ${reason}.\n!!! CI runs them; start PostgreSQL to run them here.\n`,
+  );
+}
+
+/** A random schema per test: many tests (and files) share one database without seeing each other. */
+const schemaName = () => `cairn_test_${randomBytes(6).toString('hex')}`;
+
+async function dropSchema(schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await admin.end();
+  }
+}
+
+if (reason && process.env.CI) {
+  describe('PostgresMetadataStore', () => {
+    beforeAll(() => {
+      throw new Error(`CI must run the PostgreSQL adapter tests, but ${reason}.`);
+    });
+    it('needs PostgreSQL', () => {});
+  });
+} else {
+  describe.skipIf(reason !== null)('PostgresMetadataStore', () => {
+    metadataStoreContract('postgres', async () => {
+      const schema = schemaName();
+      const store = new PostgresMetadataStore({ connectionString: url!, schema });
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          await dropSchema(schema);
+        },
+      };
+    });
+
+    accountStoreContract('postgres', async () => {
+      const schema = schemaName();
+      const store = new PostgresMetadataStore({ connectionString: url!, schema });
+      return {
+        store,
+        accounts: store.accounts,
+        cleanup: async () => {
+          await store.close();
+          await dropSchema(schema);
+        },
+      };
+    });
+
+    describe('across instances', () => {
+      let schema: string;
+      let stores: PostgresMetadataStore[];
+      const open = () => {
+        const s = new PostgresMetadataStore({ connectionString: url!, schema });
+        stores.push(s);
+        return s;
+      };
+
+      beforeEach(() => {
+        schema = schemaName();
+        stores = [];
+      });
+      afterEach(async () => {
+        await Promise.all(stores.map((s) => s.close()));
+        await dropSchema(schema);
+      });
+
+      it('migrates once when several instances start together', async () => {
+        const [a, b, c] = [open(), open(), open()];
+        await Promise.all([a.migrate(), b.migrate(), c.migrate(), migratePostgres({ connectionString: url!, schema })]);
+        expect(await migratePostgres({ connectionString: url!, schema })).toEqual({
+          from: MIGRATIONS.length,
+          to: MIGRATIONS.length,
+        });
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          const { rows } = await admin.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
+          expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+        } finally {
+          await admin.end();
+        }
+        expect(await a.getOrSetSetting('secret', 'from-a')).toBe('from-a');
+        expect(await b.getOrSetSetting('secret', 'from-b')).toBe('from-a');
+      });
+
+      describe('with two instances on one schema', () => {
+        let a: PostgresMetadataStore;
+        let b: PostgresMetadataStore;
+        let tenant: TenantRow;
+        const T0 = 1_800_000_000_000;
+        let seq = 0;
+        const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+        const row = (over: Partial<ArtifactRow> = {}): ArtifactRow => ({
+          id: `art_${String(++seq).padStart(16, '0')}`,
+          tenantId: tenant.id,
+          filename: 'f.txt',
+          contentType: 'text/plain',
+          sizeBytes: 10,
+          contentHash: sha('bytes'),
+          metadata: {},
+          sessionId: null,
+          agentId: null,
+          createdAt: T0,
+          expiresAt: null,
+          deletedAt: null,
+          status: 'active',
+          ...over,
+        });
+
+        beforeEach(async () => {
+          a = open();
+          b = open();
+          await Promise.all([a.migrate(), b.migrate()]);
+          tenant = await a.createTenant({
+            id: 'ten_x',
+            name: 'x',
+            plan: 'free',
+            suspended: false,
+            createdAt: T0,
+            storageBytes: 0,
+          });
+        });
+
+        it('one idempotency key raced from two pools yields one artifact', async () => {
+          for (let round = 0; round < 5; round++) {
+            const key = `race-${round}`;
+            const candidates = Array.from({ length: 8 }, () => row());
+            await a.pinBlob(tenant.id, sha('bytes'), 10, T0);
+            const results: InsertArtifactResult[] = await Promise.all(
+              candidates.map((artifact, i) =>
+                (i % 2 === 0 ? a : b).insertArtifact({
+                  artifact,
+                  storageLimitBytes: 1_000,
+                  idempotency: { key, notBefore: T0 - 1, response: { status: 201, body: artifact.id } },
+                }),
+              ),
+            );
+            const created = results.filter((r) => r.kind === 'created');
+            expect(created).toHaveLength(1);
+            const winner = (created[0] as { artifact: ArtifactRow }).artifact.id;
+            for (const r of results) if (r.kind === 'replay') expect(r.response.body).toBe(winner);
+          }
+          expect(await b.listArtifacts(tenant.id, { now: T0, limit: 100 })).toHaveLength(5);
+          // Five artifacts share one blob: its bytes count once.
+          expect((await b.getTenant(tenant.id))!.storageBytes).toBe(10);
+        });
+
+        it('never passes the storage limit when distinct blobs race from two pools', async () => {
+          const rows = Array.from({ length: 10 }, (_, i) => row({ contentHash: sha(`blob-${i}`), sizeBytes: 100 }));
+          for (const r of rows) await a.pinBlob(tenant.id, r.contentHash, r.sizeBytes, T0);
+          const results = await Promise.allSettled(
+            rows.map((artifact, i) => (i % 2 ? a : b).insertArtifact({ artifact, storageLimitBytes: 450 })),
+          );
+          expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(4);
+          for (const r of results) {
+            if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'quota_exceeded' });
+          }
+          expect((await a.getTenant(tenant.id))!.storageBytes).toBe(400);
+        });
+
+        it('caps links, keys and tenant names under races from two pools', async () => {
+          const art = row();
+          await a.pinBlob(tenant.id, art.contentHash, art.sizeBytes, T0);
+          await a.insertArtifact({ artifact: art, storageLimitBytes: 1_000 });
+          const links = await Promise.all(
+            Array.from({ length: 12 }, (_, i) =>
+              (i % 2 ? a : b).createLink(
+                { id: `lnk_${i}`, tenantId: tenant.id, artifactId: art.id, createdAt: T0, expiresAt: T0 + 1_000 },
+                5,
+                T0,
+              ),
+            ),
+          );
+          expect(links.filter(Boolean)).toHaveLength(5);
+          expect(await a.countActiveLinks(tenant.id, T0)).toBe(5);
+
+          const keys = await Promise.all(
+            Array.from({ length: 12 }, (_, i) =>
+              (i % 2 ? a : b).createApiKey(
+                {
+                  id: `key_${i}`,
+                  tenantId: tenant.id,
+                  hash: sha(`k${i}`),
+                  last4: 'abcd',
+                  createdAt: T0,
+                  revokedAt: null,
+                },
+                3,
+              ),
+            ),
+          );
+          expect(keys.filter(Boolean)).toHaveLength(3);
+
+          const named = await Promise.allSettled(
+            Array.from({ length: 6 }, (_, i) =>
+              (i % 2 ? a : b).createTenant({
+                id: `ten_dup_${i}`,
+                name: 'dup',
+                plan: 'free',
+                suspended: false,
+                createdAt: T0,
+                storageBytes: 0,
+              }),
+            ),
+          );
+          expect(named.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+          for (const r of named)
+            if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'invalid_request' });
+        });
+
+        it('a seal racing uploads from the other pool leaves a consistent count', async () => {
+          const first = row({ sessionId: 's1' });
+          await a.pinBlob(tenant.id, first.contentHash, first.sizeBytes, T0);
+          await a.insertArtifact({ artifact: first, storageLimitBytes: 1_000 });
+          const uploads = Array.from({ length: 10 }, () => row({ sessionId: 's1' }));
+          const settled = await Promise.allSettled([
+            ...uploads.map((artifact) => b.insertArtifact({ artifact, storageLimitBytes: 1_000 })),
+            a.sealSession(tenant.id, 's1', T0 + 5),
+          ]);
+          for (const r of settled)
+            if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'session_sealed' });
+          const session = await a.getSession(tenant.id, 's1');
+          const listed = await a.listArtifacts(tenant.id, { now: T0, limit: 100, sessionId: 's1' });
+          expect(session!.sealedAt).toBe(T0 + 5);
+          expect(session!.artifactCount).toBe(listed.length);
+        });
+
+        it('sweepers on two pools split expiry work and keep the accounting exact', async () => {
+          // 300 artifacts over 30 shared blobs and 10 sessions: batches from both instances touch
+          // the same blob, session and tenant rows in different orders.
+          const rows = Array.from({ length: 300 }, (_, i) =>
+            row({ contentHash: sha(`b${i % 30}`), sessionId: `s${i % 10}`, expiresAt: T0 + 1 + (i % 7) }),
+          );
+          for (const r of rows) {
+            await a.pinBlob(tenant.id, r.contentHash, r.sizeBytes, T0);
+            await a.insertArtifact({ artifact: r, storageLimitBytes: 1_000_000 });
+          }
+          expect((await a.getTenant(tenant.id))!.storageBytes).toBe(300);
+          const drain = async (s: PostgresMetadataStore) => {
+            let total = 0;
+            for (let n = await s.expireArtifacts(T0 + 10, 25); n > 0; n = await s.expireArtifacts(T0 + 10, 25)) {
+              total += n;
+            }
+            return total;
+          };
+          const counts = await Promise.all([drain(a), drain(b), drain(a), drain(b)]);
+          expect(counts.reduce((x, y) => x + y, 0)).toBe(300);
+          expect((await a.getTenant(tenant.id))!.storageBytes).toBe(0);
+          const sessions = await a.listSessions(tenant.id, { limit: 20 });
+          expect(sessions.map((s) => s.artifactCount)).toEqual(Array(10).fill(0));
+          expect(await a.blobIsLive(tenant.id, sha('b0'))).toBe(false);
+        });
+
+        it('refuses metadata PostgreSQL cannot store as invalid_request', async () => {
+          const bad = row({ metadata: { note: 'nul \u0000 inside' } });
+          await a.pinBlob(tenant.id, bad.contentHash, bad.sizeBytes, T0);
+          await expect(a.insertArtifact({ artifact: bad, storageLimitBytes: 1_000 })).rejects.toMatchObject({
+            code: 'invalid_request',
+          });
+        });
+
+        it('matches long metadata values exactly', async () => {
+          const long = 'x'.repeat(3000);
+          const art = row({ metadata: { blob: long, other: `${long}y` } });
+          await a.pinBlob(tenant.id, art.contentHash, art.sizeBytes, T0);
+          await a.insertArtifact({ artifact: art, storageLimitBytes: 1_000 });
+          const find = (value: string) =>
+            a.listArtifacts(tenant.id, { now: T0, limit: 10, metadata: [{ key: 'blob', value }] });
+          expect((await find(long)).map((r) => r.id)).toEqual([art.id]);
+          expect(await find(`${long}y`)).toEqual([]);
+          expect((await a.getArtifact(tenant.id, art.id))!.metadata).toEqual(art.metadata);
+        });
+      });
+    });
+
+    describe('query plans on a seeded table', () => {
+      const schema = schemaName();
+      let admin: pg.Client;
+      const TENANT = 'ten_big';
+      const ROWS = 100_000;
+
+      beforeAll(async () => {
+        const store = new PostgresMetadataStore({ connectionString: url!, schema });
+        await store.migrate();
+        await store.close();
+        admin = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
+        await admin.connect();
+        // One big tenant plus a few small ones; 1,000 sessions, 10% transcripts, every row a run id.
+        await admin.query(`
+          INSERT INTO tenants (id, name, plan, created_at) SELECT 'ten_' || i, 'n' || i, 'pro', 0
+            FROM generate_series(1, 5) AS i;
+          INSERT INTO tenants (id, name, plan, created_at) VALUES ('${TENANT}', 'big', 'pro', 0);
+          INSERT INTO artifacts (id, tenant_id, filename, content_type, size_bytes, content_hash, metadata,
+              session_id, agent_id, created_at, expires_at, status)
+            SELECT 'art_' || lpad(i::text, 16, '0'),
+                   CASE WHEN i % 50 = 0 THEN 'ten_' || (i % 5 + 1) ELSE '${TENANT}' END,
+                   'f' || (i % 100) || '.txt', 'text/plain', 10, md5(i::text),
+                   jsonb_build_object('run', i::text, 'type', CASE WHEN i % 10 = 0 THEN 'transcript' ELSE 'note' END),
+                   's' || (i % 1000), 'agent' || (i % 7), 1700000000000 + i * 1000,
+                   CASE WHEN i % 3 = 0 THEN 1800000000000 + i ELSE NULL END, 'active'
+            FROM generate_series(1, ${ROWS}) AS i;
+          INSERT INTO artifact_meta (artifact_id, key, tenant_id, value, created_at)
+            SELECT a.id, e.key, a.tenant_id, e.value, a.created_at
+            FROM artifacts AS a, jsonb_each_text(a.metadata) AS e;
+          INSERT INTO sessions (tenant_id, session_id, artifact_count, first_artifact_at, last_artifact_at)
+            SELECT tenant_id, session_id, count(*), min(created_at), max(created_at)
+            FROM artifacts GROUP BY tenant_id, session_id;
+          ANALYZE;
+        `);
+      });
+      afterAll(async () => {
+        await admin?.end();
+        await dropSchema(schema);
+      });
+
+      const explain = async (text: string, values: unknown[]) => {
+        const { rows } = await admin.query(`EXPLAIN ${text}`, values);
+        return rows.map((r) => r['QUERY PLAN'] as string).join('\n');
+      };
+      const base: ArtifactQuery = { now: 1_700_000_000_000, limit: 51 };
+      const deep = {
+        createdAt: 1_700_000_000_000 + (ROWS / 2) * 1000,
+        id: `art_${String(ROWS / 2).padStart(16, '0')}`,
+      };
+      const transcript = [{ key: 'type', value: 'transcript' }];
+
+      const cases: [string, ArtifactQuery, RegExp][] = [
+        ['first page', base, /Index Scan using artifacts_list on artifacts/],
+        [
+          'deep cursor page',
+          { ...base, after: deep },
+          /Index Scan using artifacts_list[^\n]*\n\s+Index Cond: .*ROW\(created_at, id\) < ROW/,
+        ],
+        ['session page', { ...base, sessionId: 's7' }, /Index Scan using artifacts_by_session/],
+        ['session deep page', { ...base, sessionId: 's7', after: deep }, /Index Scan using artifacts_by_session/],
+        ['agent page', { ...base, agentId: 'agent3' }, /Index Scan using artifacts_by_agent/],
+        ['metadata page', { ...base, metadata: transcript }, /Index Only Scan using artifact_meta_lookup/],
+        [
+          'metadata deep page',
+          { ...base, metadata: transcript, after: deep },
+          /Index Only Scan using artifact_meta_lookup[^\n]*\n\s+Index Cond: .*ROW\(created_at, artifact_id\) < ROW/,
+        ],
+        [
+          'two metadata filters',
+          { ...base, metadata: [{ key: 'run', value: '77' }, ...transcript] },
+          /Index Only Scan using artifact_meta_lookup/,
+        ],
+      ];
+
+      for (const [label, query, expected] of cases) {
+        it(`walks an index in list order with no sort: ${label}`, async () => {
+          const { text, values } = buildArtifactListQuery(TENANT, query);
+          const plan = await explain(text, values);
+          expect(plan).toMatch(/^Limit/);
+          expect(plan).toMatch(expected);
+          expect(plan).not.toMatch(/Seq Scan|Sort/);
+        });
+      }
+
+      it('returns the same page the plans promise', async () => {
+        const { text, values } = buildArtifactListQuery(TENANT, { ...base, metadata: transcript, after: deep });
+        const { rows } = await admin.query(text, values);
+        expect(rows).toHaveLength(51);
+        expect(rows.every((r) => r.metadata.type === 'transcript' && r.created_at < deep.createdAt)).toBe(true);
+      });
+
+      it('lists sessions by index with no sort', async () => {
+        const { text, values } = buildSessionListQuery(TENANT, {
+          limit: 51,
+          after: { lastArtifactAt: 5, sessionId: 's' },
+        });
+        const plan = await explain(text, values);
+        expect(plan).toMatch(/Index Scan using sessions_list/);
+        expect(plan).not.toMatch(/Seq Scan|Sort/);
+      });
+
+      describe('sessions filtered by creation time, on a tenant with 300,000 sessions', () => {
+        const MANY = 'ten_sessions';
+        const N = 300_000;
+        const T = 1_700_000_000_000;
+        // Session i started at T + i s and was last active up to ~4 days later.
+        beforeAll(async () => {
+          await admin.query(`
+            INSERT INTO tenants (id, name, plan, created_at) VALUES ('${MANY}', 'many', 'pro', 0);
+            INSERT INTO sessions (tenant_id, session_id, artifact_count, first_artifact_at, last_artifact_at)
+              SELECT '${MANY}', 's' || i, 1, ${T} + i * 1000, ${T} + i * 1000 + (i::bigint * 7919 % 345600) * 1000
+              FROM generate_series(1, ${N}) AS i;
+            ANALYZE sessions;
+          `);
+        });
+
+        const windows: [string, { createdAfter?: number; createdBefore?: number }, RegExp][] = [
+          ['the oldest few (created_before)', { createdBefore: T + 200_000 }, /using sessions_by_first/],
+          [
+            'a narrow window in the middle',
+            { createdAfter: T + 150_000_000, createdBefore: T + 150_200_000 },
+            /using sessions_by_first/,
+          ],
+          ['the newest few (created_after)', { createdAfter: T + (N - 200) * 1000 }, /using sessions_(by_first|list)/],
+          ['nearly everything (created_before)', { createdBefore: T + N * 1000 }, /Index Scan using sessions_list/],
+        ];
+        for (const [label, window, expected] of windows) {
+          it(`plans by index, never a scan of every session: ${label}`, async () => {
+            const { text, values } = buildSessionListQuery(MANY, { limit: 51, ...window });
+            const plan = await explain(text, values);
+            expect(plan).toMatch(/^Limit/);
+            expect(plan).toMatch(expected);
+            expect(plan).not.toMatch(/Seq Scan/);
+            // The planner's answer is the filter's answer, with the implied bound on last_artifact_at too.
+            const { rows } = await admin.query(text, values);
+            const { rows: truth } = await admin.query(
+              `SELECT session_id FROM sessions WHERE tenant_id = $1 AND first_artifact_at > $2 AND first_artifact_at < $3
+               ORDER BY last_artifact_at DESC, session_id DESC LIMIT 51`,
+              [MANY, window.createdAfter ?? 0, window.createdBefore ?? Number.MAX_SAFE_INTEGER],
+            );
+            expect(rows.map((r) => r.session_id)).toEqual(truth.map((r) => r.session_id));
+          });
+        }
+      });
+    });
+  });
+}

@@ -1,0 +1,181 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildArtifactListQuery, buildSessionListQuery, SqliteMetadataStore } from '../../src/adapters/sqlite/index.js';
+import type { ArtifactQuery } from '../../src/ports/metadata-store.js';
+import { accountStoreContract } from '../contract/account-store.contract.js';
+import { metadataStoreContract } from '../contract/metadata-store.contract.js';
+
+async function tempDir(): Promise<{ dir: string; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-sqlite-'));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+metadataStoreContract('sqlite', async () => {
+  const { dir, remove } = await tempDir();
+  const store = new SqliteMetadataStore({ path: join(dir, 'cairn.db') });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await remove();
+    },
+  };
+});
+
+accountStoreContract('sqlite', async () => {
+  const { dir, remove } = await tempDir();
+  const store = new SqliteMetadataStore({ path: join(dir, 'cairn.db') });
+  return {
+    store,
+    accounts: store.accounts,
+    cleanup: async () => {
+      await store.close();
+      await remove();
+    },
+  };
+});
+
+describe('SqliteMetadataStore specifics', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  let path: string;
+
+  beforeEach(async () => {
+    ({ dir, remove } = await tempDir());
+    path = join(dir, 'cairn.db');
+  });
+  afterEach(async () => {
+    await remove();
+  });
+
+  it('migrates once: reopening keeps the schema version and the data', async () => {
+    const first = new SqliteMetadataStore({ path });
+    await first.migrate();
+    await first.getOrSetSetting('secret', 'kept');
+    await first.close();
+
+    const raw = new Database(path);
+    const version = raw.pragma('user_version', { simple: true });
+    const tables = raw.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type IN ('table', 'index')").get();
+    raw.close();
+    expect(version).toBeGreaterThan(0);
+
+    const second = new SqliteMetadataStore({ path });
+    await second.migrate();
+    await second.migrate();
+    expect(await second.getOrSetSetting('secret', 'new')).toBe('kept');
+    await second.close();
+
+    const after = new Database(path);
+    expect(after.pragma('user_version', { simple: true })).toBe(version);
+    expect(after.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type IN ('table', 'index')").get()).toEqual(
+      tables,
+    );
+    expect(after.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(after.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(after.pragma('foreign_key_check')).toEqual([]);
+    after.close();
+  });
+
+  it('two connections on one file migrate and write without conflict', async () => {
+    const a = new SqliteMetadataStore({ path });
+    const b = new SqliteMetadataStore({ path });
+    await Promise.all([a.migrate(), b.migrate()]);
+    const tenant = { id: 't1', name: 'one', plan: 'free' as const, suspended: false, createdAt: 1, storageBytes: 0 };
+    await a.createTenant(tenant);
+    expect(await b.getTenant('t1')).toEqual(tenant);
+    await expect(b.createTenant({ ...tenant, id: 't2' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await a.close();
+    await b.close();
+  });
+
+  describe('query plans', () => {
+    let db: Database.Database;
+    beforeEach(async () => {
+      const store = new SqliteMetadataStore({ path });
+      await store.migrate();
+      await store.close();
+      db = new Database(path, { readonly: true });
+    });
+    afterEach(() => db.close());
+
+    const plan = (sql: string, params: unknown[]) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(' | ');
+    const base: ArtifactQuery = { now: 1, limit: 51 };
+    const cursor = { createdAt: 5, id: 'art_x' };
+
+    const cases: [string, ArtifactQuery, RegExp][] = [
+      ['first page', base, /USING INDEX artifacts_list \(tenant_id=\?\)/],
+      [
+        'deep cursor page',
+        { ...base, after: cursor },
+        /USING INDEX artifacts_list \(tenant_id=\? AND \(created_at,id\)<\(\?,\?\)\)/,
+      ],
+      [
+        'time window',
+        { ...base, createdAfter: 1, createdBefore: 9 },
+        /USING INDEX artifacts_list \(tenant_id=\? AND created_at>\? AND created_at<\?\)/,
+      ],
+      [
+        'session',
+        { ...base, sessionId: 's', after: cursor, createdAfter: 1 },
+        /USING INDEX artifacts_by_session \(tenant_id=\? AND session_id=\?/,
+      ],
+      [
+        'agent',
+        { ...base, agentId: 'a', after: cursor },
+        /USING INDEX artifacts_by_agent \(tenant_id=\? AND agent_id=\? AND \(created_at,id\)/,
+      ],
+      ['filename', { ...base, filename: 'f' }, /USING INDEX artifacts_by_filename \(tenant_id=\? AND filename=\?\)/],
+      [
+        'content type',
+        { ...base, contentType: 'c' },
+        /USING INDEX artifacts_by_type \(tenant_id=\? AND content_type=\?\)/,
+      ],
+      [
+        'metadata',
+        { ...base, after: cursor, sessionId: 's', metadata: [{ key: 'k', value: 'v' }] },
+        /^SEARCH m USING COVERING INDEX artifact_meta_lookup \(tenant_id=\? AND key=\? AND value=\? AND \(created_at,artifact_id\)<\(\?,\?\)\)/,
+      ],
+      [
+        'two metadata filters',
+        {
+          ...base,
+          metadata: [
+            { key: 'k', value: 'v' },
+            { key: 'type', value: 'transcript' },
+          ],
+        },
+        /^SEARCH m USING COVERING INDEX artifact_meta_lookup .*SEARCH m2 .*USING PRIMARY KEY \(artifact_id=\? AND key=\?\)/,
+      ],
+    ];
+
+    for (const [label, query, expected] of cases) {
+      it(`lists by index with no sort: ${label}`, () => {
+        const { sql, params } = buildArtifactListQuery('t', query);
+        const detail = plan(sql, params);
+        expect(detail).toMatch(expected);
+        expect(detail).not.toMatch(/SCAN|TEMP B-TREE/);
+      });
+    }
+
+    it('lists sessions by index with no sort', () => {
+      const { sql, params } = buildSessionListQuery('t', { limit: 51, after: { lastArtifactAt: 5, sessionId: 's' } });
+      const detail = plan(sql, params);
+      expect(detail).toMatch(
+        /USING INDEX sessions_list \(tenant_id=\? AND \(last_artifact_at,session_id\)<\(\?,\?\)\)/,
+      );
+      expect(detail).not.toMatch(/SCAN|TEMP B-TREE/);
+    });
+
+    it('lists sessions created after a time by walking the index only down to that time', () => {
+      const { sql, params } = buildSessionListQuery('t', { limit: 51, createdAfter: 5 });
+      const detail = plan(sql, params);
+      expect(detail).toMatch(/USING INDEX sessions_list \(tenant_id=\? AND last_artifact_at>\?\)/);
+      expect(detail).not.toMatch(/SCAN|TEMP B-TREE/);
+    });
+  });
+});

@@ -1,0 +1,154 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BlobStore } from '../../src/ports/blob-store.js';
+
+/** The BlobStore contract, run by every adapter (local folder, S3-compatible storage). */
+export function blobStoreContract(
+  name: string,
+  make: () => Promise<{ store: BlobStore; cleanup: () => Promise<void> }>,
+): void {
+  const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+  const tenant = () => `ten_${randomBytes(6).toString('hex')}`;
+
+  /** A source that produces `total` bytes of a repeating pattern without holding them. */
+  function generated(total: number): { stream: Readable; hash: Promise<string> } {
+    const h = createHash('sha256');
+    const chunk = Buffer.alloc(1024 * 1024);
+    for (let i = 0; i < chunk.length; i++) chunk[i] = i % 251;
+    let left = total;
+    let resolve!: (s: string) => void;
+    const hash = new Promise<string>((r) => {
+      resolve = r;
+    });
+    const stream = new Readable({
+      read() {
+        if (left === 0) {
+          resolve(h.digest('hex'));
+          this.push(null);
+          return;
+        }
+        const part = left >= chunk.length ? chunk : chunk.subarray(0, left);
+        left -= part.length;
+        h.update(part);
+        this.push(part);
+      },
+    });
+    return { stream, hash };
+  }
+
+  async function readAll(s: Readable): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    for await (const p of s) parts.push(p as Buffer);
+    return Buffer.concat(parts);
+  }
+
+  describe(`BlobStore contract: ${name}`, () => {
+    let store: BlobStore;
+    let cleanup: () => Promise<void>;
+
+    beforeEach(async () => {
+      ({ store, cleanup } = await make());
+      await store.init();
+    });
+    afterEach(async () => cleanup());
+
+    async function put(t: string, data: Buffer): Promise<string> {
+      const staged = await store.stage(Readable.from([data]), data.length + 10);
+      const key = `${t}/${staged.sha256}`;
+      await store.commit(staged, key);
+      return key;
+    }
+
+    it('stages with the right hash and size, commits, and reads back', async () => {
+      const data = Buffer.from('hello, cairn');
+      const staged = await store.stage(Readable.from([data]), 100);
+      expect(staged).toMatchObject({ sizeBytes: data.length, sha256: sha(data) });
+      const key = `${tenant()}/${staged.sha256}`;
+      expect(await store.stat(key)).toBeNull();
+      await store.commit(staged, key);
+      expect(await store.stat(key)).toEqual({ sizeBytes: data.length });
+      expect(await readAll(await store.read(key))).toEqual(data);
+    });
+
+    it('handles an empty blob', async () => {
+      const staged = await store.stage(Readable.from([]), 10);
+      expect(staged).toMatchObject({ sizeBytes: 0, sha256: sha(Buffer.alloc(0)) });
+      const key = `${tenant()}/${staged.sha256}`;
+      await store.commit(staged, key);
+      expect(await store.stat(key)).toEqual({ sizeBytes: 0 });
+    });
+
+    it('reads inclusive byte ranges: first byte, middle, last byte', async () => {
+      const data = Buffer.from('0123456789');
+      const key = await put(tenant(), data);
+      expect((await readAll(await store.read(key, { start: 0, end: 0 }))).toString()).toBe('0');
+      expect((await readAll(await store.read(key, { start: 3, end: 6 }))).toString()).toBe('3456');
+      expect((await readAll(await store.read(key, { start: 9, end: 9 }))).toString()).toBe('9');
+    });
+
+    it('keeps one copy when the same content is committed twice, also concurrently', async () => {
+      const t = tenant();
+      const data = Buffer.from('same bytes');
+      const [a, b] = await Promise.all([
+        store.stage(Readable.from([data]), 100),
+        store.stage(Readable.from([data]), 100),
+      ]);
+      const key = `${t}/${sha(data)}`;
+      await Promise.all([store.commit(a, key), store.commit(b, key)]);
+      expect(await text(await store.read(key))).toBe('same bytes');
+      await store.commit(await store.stage(Readable.from([data]), 100), key);
+      expect(await store.stat(key)).toEqual({ sizeBytes: data.length });
+    });
+
+    it('passes exactly at the size limit and refuses one byte over, keeping nothing', async () => {
+      const ok = await store.stage(Readable.from([Buffer.alloc(64)]), 64);
+      expect(ok.sizeBytes).toBe(64);
+      await store.discard(ok);
+      await store.discard(ok);
+      await expect(store.stage(Readable.from([Buffer.alloc(65)]), 64)).rejects.toMatchObject({
+        code: 'file_too_large',
+      });
+    });
+
+    it('rejects with the source error when the source fails half-way', async () => {
+      let sent = 0;
+      const failing = new Readable({
+        read() {
+          sent++;
+          if (sent > 3) this.destroy(new Error('client went away'));
+          else this.push(Buffer.alloc(1024));
+        },
+      });
+      await expect(store.stage(failing, 1024 * 1024)).rejects.toThrow(/client went away/);
+    });
+
+    it('rejects a read of a missing key, and deletes idempotently', async () => {
+      const key = `${tenant()}/${sha(Buffer.from('nothing here'))}`;
+      await expect(store.read(key)).rejects.toThrow();
+      const real = await put(tenant(), Buffer.from('to delete'));
+      await store.delete(real);
+      await store.delete(real);
+      expect(await store.stat(real)).toBeNull();
+    });
+
+    it('streams a 64 MiB blob through without holding it, hash intact', async () => {
+      const size = 64 * 1024 * 1024;
+      const { stream, hash } = generated(size);
+      const staged = await store.stage(stream, size);
+      expect(staged.sizeBytes).toBe(size);
+      expect(staged.sha256).toBe(await hash);
+      const key = `${tenant()}/${staged.sha256}`;
+      await store.commit(staged, key);
+      const check = createHash('sha256');
+      let n = 0;
+      for await (const part of await store.read(key)) {
+        check.update(part as Buffer);
+        n += (part as Buffer).length;
+      }
+      expect(n).toBe(size);
+      expect(check.digest('hex')).toBe(staged.sha256);
+    }, 120_000);
+  });
+}

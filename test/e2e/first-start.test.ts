@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BIN, childEnv, spawnServe } from '../helpers/process.js';
+import { api } from '../helpers/server.js';
+
+/**
+ * The default tenant's key is printed once, on the first start of an empty data folder. Local
+ * only: it reads the SQLite file of a `cairn serve` child (the e2e-scaleout run would repeat it).
+ */
+const localOnly = describe.skipIf(process.env.CAIRN_TEST_BACKEND === 'scaleout');
+
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+/** A port some other program holds. */
+async function busyPort(): Promise<number> {
+  const holder = net.createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  cleanup.push(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+  return (holder.address() as net.AddressInfo).port;
+}
+
+function serveToExit(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'serve'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+localOnly('first start', () => {
+  it('a start that cannot bind its ports creates nothing; the next start creates "default" and prints its key', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'cairn-first-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    // The content port is bound last, so the API and viewer listeners were already up when it fails.
+    const failed = await serveToExit({
+      CAIRN_DATA_DIR: dataDir,
+      CAIRN_API_PORT: '0',
+      CAIRN_VIEWER_PORT: '0',
+      CAIRN_CONTENT_PORT: String(await busyPort()),
+      CAIRN_LOG_LEVEL: 'silent',
+    });
+    expect(failed.code, failed.stderr).not.toBe(0);
+    expect(failed.stderr).toMatch(/EADDRINUSE/);
+    expect(`${failed.stdout}${failed.stderr}`).not.toMatch(/ak_live_/);
+    const db = new Database(path.join(dataDir, 'cairn.sqlite'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT count(*) AS n FROM tenants').get()).toEqual({ n: 0 });
+      expect(db.prepare('SELECT count(*) AS n FROM api_keys').get()).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
+
+    const ok = await spawnServe(dataDir);
+    cleanup.push(async () => {
+      await ok.stop();
+    });
+    expect(ok.apiKey).toMatch(/^ak_live_[A-Za-z0-9]{32}$/);
+    expect(ok.banner).toMatch(/First start: created tenant "default"/);
+    const who = await api(ok.apiUrl, ok.apiKey, 'GET', '/v1/whoami');
+    expect(who.status).toBe(200);
+    expect(who.json.tenant_name).toBe('default');
+    expect((await ok.stop()).code).toBe(0);
+  });
+});

@@ -1,0 +1,54 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** The part of s3rver 3.7 we use (it ships no type declarations). */
+interface S3rverInstance {
+  run(): Promise<AddressInfo>;
+  close(): Promise<void>;
+}
+type S3rverConstructor = new (options: {
+  address: string;
+  port: number;
+  directory: string;
+  silent: boolean;
+  configureBuckets?: { name: string }[];
+}) => S3rverInstance;
+
+const S3rver = createRequire(import.meta.url)('s3rver') as S3rverConstructor;
+
+export interface TestS3 {
+  /** `http://127.0.0.1:<port>`: use with `forcePathStyle: true`. */
+  endpoint: string;
+  /** s3rver accepts any signature made with these. */
+  credentials: { accessKeyId: string; secretAccessKey: string };
+  region: string;
+  close(): Promise<void>;
+}
+
+/**
+ * An S3-compatible server on loopback (a port chosen by the OS) over a fresh temp folder.
+ * Buckets must be created by the client (S3BlobStore.init does) or listed in `buckets`.
+ */
+export async function startS3rver(opts: { buckets?: string[] } = {}): Promise<TestS3> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'cairn-s3rver-'));
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    directory,
+    silent: true,
+    ...(opts.buckets ? { configureBuckets: opts.buckets.map((name) => ({ name })) } : {}),
+  });
+  const { port } = await server.run();
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    region: 'us-east-1',
+    close: async () => {
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
