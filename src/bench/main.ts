@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Durations, getLoad, smallUploadLoad } from './api-load.js';
 import type { BaselineInfo } from './baseline-child.js';
 import { bigFileBench, writeRandomFile } from './big-files.js';
-import { benchmarksMarkdown } from './docs.js';
+import { benchmarksMarkdown, handWrittenPart } from './docs.js';
 import { type EngineFigures, LIST_SHAPES, measureEngine, prepareEngine } from './engine-run.js';
 import { childEnv, startChild } from './ipc.js';
 import { machine, ms, type ResultRow, ratio, rps, textTable } from './report.js';
@@ -189,7 +189,8 @@ export async function main(argv: string[]): Promise<number> {
   );
   if (write) {
     const out = path.resolve(import.meta.dirname, '../../docs/benchmarks.md');
-    await writeFile(out, benchmarksMarkdown(rows, m, s.quick ? 'quick (--quick)' : 'full', seconds));
+    const kept = handWrittenPart(await readFile(out, 'utf8').catch(() => null));
+    await writeFile(out, benchmarksMarkdown(rows, m, s.quick ? 'quick (--quick)' : 'full', seconds, kept));
     log(`wrote ${out}`);
   }
   // Missed targets are reported in the table, not as a failed command.
