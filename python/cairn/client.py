@@ -6,7 +6,7 @@ import datetime as _dt
 import json
 import os
 import tempfile
-from typing import IO, Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 from urllib.parse import quote
 
 from .errors import ArtifactAlreadyDeletedError, CairnError
@@ -38,6 +38,20 @@ PathLike = Union[str, "os.PathLike[str]"]
 Content = Union[bytes, bytearray, memoryview, str, "os.PathLike[str]", IO[bytes], IO[str]]
 TimeArg = Union[str, _dt.datetime, None]
 TtlArg = Union[str, _dt.timedelta, None]
+
+
+def _every_item(
+    fetch: Callable[..., Any], items: Callable[[Any], List[Any]], page_size: Optional[int], filters: Dict[str, Any]
+) -> Iterator[Any]:
+    """Every item of a cursor-paginated listing, fetching page after page."""
+    cursor = filters.pop("cursor", None)
+    limit = filters.pop("limit", None) or page_size
+    while True:
+        page = fetch(limit=limit, cursor=cursor, **filters)
+        yield from items(page)
+        if not page.has_more or not page.next_cursor:
+            return
+        cursor = page.next_cursor
 
 
 def _seg(value: str) -> str:
@@ -392,15 +406,7 @@ class Cairn:
 
     def iter_artifacts(self, *, page_size: Optional[int] = 200, **filters: Any) -> Iterator[Artifact]:
         """Every artifact matching the filters of :meth:`list`, fetching page after page."""
-        cursor = filters.pop("cursor", None)
-        limit = filters.pop("limit", None) or page_size
-        while True:
-            page = self.list(limit=limit, cursor=cursor, **filters)
-            for artifact in page.artifacts:
-                yield artifact
-            if not page.has_more or not page.next_cursor:
-                return
-            cursor = page.next_cursor
+        return _every_item(self.list, lambda page: page.artifacts, page_size, filters)
 
     def get(self, artifact_id: str) -> Artifact:
         """One artifact record, with its live ``page`` (or None)."""
@@ -539,15 +545,7 @@ class Cairn:
 
     def iter_sessions(self, *, page_size: Optional[int] = 200, **filters: Any) -> Iterator[Session]:
         """Every session, fetching page after page."""
-        cursor = filters.pop("cursor", None)
-        limit = filters.pop("limit", None) or page_size
-        while True:
-            page = self.sessions(limit=limit, cursor=cursor, **filters)
-            for session in page.sessions:
-                yield session
-            if not page.has_more or not page.next_cursor:
-                return
-            cursor = page.next_cursor
+        return _every_item(self.sessions, lambda page: page.sessions, page_size, filters)
 
     def seal(self, session_id: str) -> SealResult:
         """Seals a session (irreversible); later uploads naming it raise :class:`SessionSealedError`."""

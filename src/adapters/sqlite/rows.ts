@@ -1,143 +1,26 @@
-import type { PlanName } from '../../core/plans.js';
-import type {
-  ApiKeyRow,
-  ArtifactRow,
-  ArtifactStatus,
-  LinkRow,
-  PageRow,
-  SessionRow,
-  TenantRow,
-} from '../../ports/metadata-store.js';
+import {
+  type ApiKeyRecord,
+  type LinkRecord,
+  rowMappers,
+  type SessionRecord,
+  type ArtifactRecord as SharedArtifactRecord,
+  type PageRecord as SharedPageRecord,
+  type TenantRecord as SharedTenantRecord,
+  toApiKey,
+  toLink,
+  toSession,
+} from '../shared/metadata-rows.js';
 
-/** Rows as SQLite returns them: snake_case, booleans as 0/1, metadata as JSON text. */
-export interface TenantRecord {
-  id: string;
-  name: string;
-  plan: string;
-  suspended: number;
-  created_at: number;
-  storage_bytes: number;
-}
+export { type ApiKeyRecord, type LinkRecord, type SessionRecord, toApiKey, toLink, toSession };
 
-export interface ApiKeyRecord {
-  id: string;
-  tenant_id: string;
-  hash: string;
-  last4: string;
-  created_at: number;
-  revoked_at: number | null;
-}
+/** Rows as SQLite returns them: booleans as 0/1, metadata as JSON text. */
+export type TenantRecord = SharedTenantRecord<number>;
+export type ArtifactRecord = SharedArtifactRecord<string>;
+export type PageRecord = SharedPageRecord<number>;
 
-export interface ArtifactRecord {
-  id: string;
-  tenant_id: string;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-  content_hash: string;
-  metadata: string;
-  session_id: string | null;
-  agent_id: string | null;
-  created_at: number;
-  expires_at: number | null;
-  deleted_at: number | null;
-  status: string;
-}
-
-export interface SessionRecord {
-  tenant_id: string;
-  session_id: string;
-  artifact_count: number;
-  sealed_at: number | null;
-  first_artifact_at: number;
-  last_artifact_at: number;
-}
-
-export interface LinkRecord {
-  id: string;
-  tenant_id: string;
-  artifact_id: string;
-  created_at: number;
-  expires_at: number;
-}
-
-export interface PageRecord {
-  slug: string;
-  tenant_id: string;
-  artifact_id: string;
-  visibility: string;
-  access: string;
-  title: string | null;
-  password_hash: string | null;
-  live: number;
-  taken_down_at: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-export const toTenant = (r: TenantRecord): TenantRow => ({
-  id: r.id,
-  name: r.name,
-  plan: r.plan as PlanName,
-  suspended: r.suspended !== 0,
-  createdAt: r.created_at,
-  storageBytes: r.storage_bytes,
-});
-
-export const toApiKey = (r: ApiKeyRecord): ApiKeyRow => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  hash: r.hash,
-  last4: r.last4,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
-});
-
-export const toArtifact = (r: ArtifactRecord): ArtifactRow => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  filename: r.filename,
-  contentType: r.content_type,
-  sizeBytes: r.size_bytes,
-  contentHash: r.content_hash,
-  metadata: JSON.parse(r.metadata) as Record<string, unknown>,
-  sessionId: r.session_id,
-  agentId: r.agent_id,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  deletedAt: r.deleted_at,
-  status: r.status as ArtifactStatus,
-});
-
-export const toSession = (r: SessionRecord): SessionRow => ({
-  tenantId: r.tenant_id,
-  sessionId: r.session_id,
-  artifactCount: r.artifact_count,
-  sealedAt: r.sealed_at,
-  firstArtifactAt: r.first_artifact_at,
-  lastArtifactAt: r.last_artifact_at,
-});
-
-export const toLink = (r: LinkRecord): LinkRow => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  artifactId: r.artifact_id,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-});
-
-export const toPage = (r: PageRecord): PageRow => ({
-  slug: r.slug,
-  tenantId: r.tenant_id,
-  artifactId: r.artifact_id,
-  visibility: r.visibility as PageRow['visibility'],
-  access: r.access as PageRow['access'],
-  title: r.title,
-  passwordHash: r.password_hash,
-  live: r.live !== 0,
-  takenDownAt: r.taken_down_at,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+export const { toTenant, toArtifact, toPage } = rowMappers<number, string>({
+  bool: (b) => b !== 0,
+  metadata: (m) => JSON.parse(m) as Record<string, unknown>,
 });
 
 /**

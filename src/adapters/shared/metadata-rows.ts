@@ -1,0 +1,149 @@
+import type { PlanName } from '../../core/plans.js';
+import type {
+  ApiKeyRow,
+  ArtifactRow,
+  ArtifactStatus,
+  LinkRow,
+  PageRow,
+  SessionRow,
+  TenantRow,
+} from '../../ports/metadata-store.js';
+
+/**
+ * Metadata rows as both SQL adapters return them: snake_case columns, integer milliseconds. The
+ * drivers differ only in how a boolean (`B`: SQLite 0/1, pg boolean) and the metadata column
+ * (`M`: SQLite JSON text, pg jsonb already parsed) come back; `rowMappers` takes those two.
+ */
+
+export interface TenantRecord<B> {
+  id: string;
+  name: string;
+  plan: string;
+  suspended: B;
+  created_at: number;
+  storage_bytes: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  tenant_id: string;
+  hash: string;
+  last4: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface ArtifactRecord<M> {
+  id: string;
+  tenant_id: string;
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  content_hash: string;
+  metadata: M;
+  session_id: string | null;
+  agent_id: string | null;
+  created_at: number;
+  expires_at: number | null;
+  deleted_at: number | null;
+  status: string;
+}
+
+export interface SessionRecord {
+  tenant_id: string;
+  session_id: string;
+  artifact_count: number;
+  sealed_at: number | null;
+  first_artifact_at: number;
+  last_artifact_at: number;
+}
+
+export interface LinkRecord {
+  id: string;
+  tenant_id: string;
+  artifact_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface PageRecord<B> {
+  slug: string;
+  tenant_id: string;
+  artifact_id: string;
+  visibility: string;
+  access: string;
+  title: string | null;
+  password_hash: string | null;
+  live: B;
+  taken_down_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const toApiKey = (r: ApiKeyRecord): ApiKeyRow => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  hash: r.hash,
+  last4: r.last4,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
+
+export const toSession = (r: SessionRecord): SessionRow => ({
+  tenantId: r.tenant_id,
+  sessionId: r.session_id,
+  artifactCount: r.artifact_count,
+  sealedAt: r.sealed_at,
+  firstArtifactAt: r.first_artifact_at,
+  lastArtifactAt: r.last_artifact_at,
+});
+
+export const toLink = (r: LinkRecord): LinkRow => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  artifactId: r.artifact_id,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+});
+
+/** The mappers whose columns depend on the driver. */
+export function rowMappers<B, M>(driver: { bool(b: B): boolean; metadata(m: M): Record<string, unknown> }) {
+  return {
+    toTenant: (r: TenantRecord<B>): TenantRow => ({
+      id: r.id,
+      name: r.name,
+      plan: r.plan as PlanName,
+      suspended: driver.bool(r.suspended),
+      createdAt: r.created_at,
+      storageBytes: r.storage_bytes,
+    }),
+    toArtifact: (r: ArtifactRecord<M>): ArtifactRow => ({
+      id: r.id,
+      tenantId: r.tenant_id,
+      filename: r.filename,
+      contentType: r.content_type,
+      sizeBytes: r.size_bytes,
+      contentHash: r.content_hash,
+      metadata: driver.metadata(r.metadata),
+      sessionId: r.session_id,
+      agentId: r.agent_id,
+      createdAt: r.created_at,
+      expiresAt: r.expires_at,
+      deletedAt: r.deleted_at,
+      status: r.status as ArtifactStatus,
+    }),
+    toPage: (r: PageRecord<B>): PageRow => ({
+      slug: r.slug,
+      tenantId: r.tenant_id,
+      artifactId: r.artifact_id,
+      visibility: r.visibility as PageRow['visibility'],
+      access: r.access as PageRow['access'],
+      title: r.title,
+      passwordHash: r.password_hash,
+      live: driver.bool(r.live),
+      takenDownAt: r.taken_down_at,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }),
+  };
+}
