@@ -13,6 +13,13 @@ import { apiCall, download, mbPerSec, putFile, uploadMultipart } from './transfe
 const run = promisify(execFile);
 const MIB = 1024 * 1024;
 
+/**
+ * Writes back every dirty page before a timed transfer: the random source file, the million seeded
+ * rows and the previous upload leave gigabytes of them, and whichever transfer ran while the
+ * kernel was flushing them would be measured against that flush.
+ */
+const settle = () => run('sync');
+
 export interface BigFileContext {
   dataDir: string;
   cairn: BenchChild<CairnChildInfo>;
@@ -61,6 +68,7 @@ async function cpBaseline(ctx: BigFileContext): Promise<{ cached: number; durabl
   const target = path.join(ctx.dataDir, 'cp-baseline.bin');
   const best = { cached: 0, durable: 0 };
   for (let i = 0; i < 2; i++) {
+    await settle();
     const t = performance.now();
     await run('cp', [ctx.file, target]);
     const copied = performance.now();
@@ -91,6 +99,7 @@ interface Rss {
 async function presignedUpload(ctx: BigFileContext): Promise<{ rate: number; rss: Rss; record: Rec }> {
   const { apiUrl } = ctx.cairn.info;
   await ctx.cairn.call('rss-reset');
+  await settle();
   const t = performance.now();
   const ticket = await apiCall<Ticket>(apiUrl, ctx.key, 'POST', '/v1/artifacts/upload-url', {
     filename: 'big.bin',
@@ -105,6 +114,7 @@ async function presignedUpload(ctx: BigFileContext): Promise<{ rate: number; rss
 
 async function multipart(ctx: BigFileContext): Promise<{ rate: number; rss: Rss; record: Rec }> {
   await ctx.cairn.call('rss-reset');
+  await settle();
   const up = await uploadMultipart(ctx.cairn.info.apiUrl, ctx.key, ctx.file, ctx.multipartBytes, 'part.bin');
   if (up.value.status !== 201) throw new Error(`multipart upload → ${up.value.status}: ${up.value.body}`);
   const rss = await ctx.cairn.call<Rss>('rss-peak');
@@ -117,7 +127,7 @@ async function multipart(ctx: BigFileContext): Promise<{ rate: number; rss: Rss;
  * side is measured against the disk's write-back.
  */
 async function downloads(ctx: BigFileContext, record: Rec): Promise<{ cairn: number; bare: number }> {
-  await run('sync');
+  await settle();
   const blobFile = path.join(ctx.dataDir, 'blobs', ctx.tenantId, record.content_hash.slice(0, 2), record.content_hash);
   const bare = await startChild<BaselineInfo>('baseline-child.js', ['file', blobFile], childEnv({}));
   let best = { cairn: 0, bare: 0 };
@@ -148,12 +158,19 @@ async function downloads(ctx: BigFileContext, record: Rec): Promise<{ cairn: num
 async function s3rverPut(ctx: BigFileContext): Promise<number> {
   const s3 = await startChild<BaselineInfo>('baseline-child.js', ['s3rver'], childEnv({}));
   try {
+    await settle();
     const put = await putFile(`${s3.info.url}/big.bin`, ctx.file, ctx.bytes);
     if (put.value.status !== 200) throw new Error(`s3rver PUT → ${put.value.status}: ${put.value.body.slice(0, 300)}`);
     return mbPerSec(ctx.bytes, put.ms);
   } finally {
     await s3.stop();
   }
+}
+
+/** The faster of two runs of the same upload, with the larger of their memory peaks. */
+function bestOf<T extends { rate: number; rss: Rss }>(a: T, b: T): T {
+  const best = a.rate >= b.rate ? a : b;
+  return { ...best, rss: { growthBytes: Math.max(a.rss.growthBytes, b.rss.growthBytes) } };
 }
 
 const cpLabel = (cp: { cached: number; durable: number }) =>
@@ -164,15 +181,18 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
   const partSize = `${(ctx.multipartBytes / MIB).toFixed(0)} MiB`;
   log('cp baseline');
   const cp = await cpBaseline(ctx);
-  log(`presigned upload of ${size}`);
-  const pre = await presignedUpload(ctx);
+  // Each upload runs twice, like the cp baseline (best of two). A second upload of the same bytes
+  // does the same work (received, hashed, written and fsynced to staging) and then finds the blob.
+  log(`presigned upload of ${size} (twice)`);
+  const pre = bestOf(await presignedUpload(ctx), await presignedUpload(ctx));
   log(`multipart upload of ${partSize}`);
-  const part = await multipart(ctx);
+  const first = await multipart(ctx);
   log('same file again (dedup)');
   const before = await blobBytes(path.join(ctx.dataDir, 'blobs'));
   const again = await multipart(ctx);
   const extra = (await blobBytes(path.join(ctx.dataDir, 'blobs'))) - before;
-  if (again.record.content_hash !== part.record.content_hash) throw new Error('dedup: hashes differ');
+  if (again.record.content_hash !== first.record.content_hash) throw new Error('dedup: hashes differ');
+  const part = bestOf(first, again);
   log(`download of ${size}`);
   const down = await downloads(ctx, pre.record);
   log(`s3rver PUT of ${size}`);

@@ -39,13 +39,16 @@ ${markdownTable(rows)}
   sliding-window limiter still runs on every call, with a log as short as a real plan's), and the
   monthly request counter still counts every call. Nothing else differs from \`cairn serve\`.
 - **Large upload.** A file of random bytes in \`os.tmpdir()\`. The baseline is \`cp\` of the same file
-  into the data folder followed by an \`fsync\` of the copy (best of two): Cairn answers only once the
-  blob is on the disk, so the durable copy is the like-for-like baseline. \`cp\` alone, which ends
-  when the bytes are in the page cache, is printed beside it. Multipart uploads are capped at 500 MB by the spec, so the 1 GiB file goes through the
-  presigned flow (upload-url, PUT to Cairn's signed URL, complete; the time covers all three), and a
-  450 MiB multipart upload (the first 450 MiB of the same file) is measured too.
+  into the data folder followed by an \`fsync\` of the copy: Cairn answers only once the blob is on
+  the disk, so the durable copy is the like-for-like baseline. \`cp\` alone, which ends when the
+  bytes are in the page cache, is printed beside it. Multipart uploads are capped at 500 MB by the
+  spec, so the 1 GiB file goes through the presigned flow (upload-url, PUT to Cairn's signed URL,
+  complete; the time covers all three), and a 450 MiB multipart upload (the first 450 MiB of the
+  same file) is measured too. Baseline and uploads are each the best of two runs, and every run
+  starts after a \`sync\`, so none is measured against the write-back of what came before (the
+  random file, the seeded rows, the previous upload).
 - **Server memory** is the peak RSS of the Cairn process (sampled every 50 ms inside it) minus its RSS
-  just before the upload.
+  just before the upload, the larger of the two runs.
 - **Download** fetches the signed URL from \`download-url\` with a plain node:http client; the
   baseline is a bare node:http server piping the same blob file to the same client. Best of three,
   alternating, page cache warm for both, after a \`sync\` so the uploads' write-back is not
