@@ -25,12 +25,15 @@ export class ConnectionDrain {
       this.open.set(socket, { answering: 0, endedAt: null });
       socket.once('close', () => this.open.delete(socket));
     });
-    app.addHook('onRequest', async (request, reply) => {
+    // A callback hook, not an async one: it runs on every request and needs no promise.
+    app.addHook('onRequest', (request, reply, done) => {
       const state = this.open.get(request.raw.socket);
-      if (!state) return;
-      state.answering++;
-      // 'close' fires whether the response finished or the connection broke, exactly once.
-      reply.raw.once('close', () => state.answering--);
+      if (state) {
+        state.answering++;
+        // 'close' fires whether the response finished or the connection broke, exactly once.
+        reply.raw.once('close', () => state.answering--);
+      }
+      done();
     });
   }
 
