@@ -1,5 +1,6 @@
 import { CairnError } from '../../core/errors.js';
 import type { ArtifactRow, InsertArtifactInput, InsertArtifactResult } from '../../ports/metadata-store.js';
+import { artifactInsertValues } from '../shared/metadata-rows.js';
 import { one, type Querier } from './database.js';
 import { assertStorableMetadata, metadataIndexValue } from './rows.js';
 
@@ -53,21 +54,7 @@ export async function insertArtifactTx(q: Querier, input: InsertArtifactInput): 
     `INSERT INTO artifacts (id, tenant_id, filename, content_type, size_bytes, content_hash, metadata,
        session_id, agent_id, created_at, expires_at, deleted_at, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13)`,
-    [
-      a.id,
-      a.tenantId,
-      a.filename,
-      a.contentType,
-      a.sizeBytes,
-      a.contentHash,
-      JSON.stringify(a.metadata),
-      a.sessionId,
-      a.agentId,
-      a.createdAt,
-      a.expiresAt,
-      a.deletedAt,
-      a.status,
-    ],
+    artifactInsertValues(a),
   );
   if (a.status === 'active') await indexAndCount(q, a);
   return { kind: 'created', artifact: a };

@@ -147,3 +147,26 @@ export function rowMappers<B, M>(driver: { bool(b: B): boolean; metadata(m: M): 
     }),
   };
 }
+
+/**
+ * An artifact as the values of an `INSERT INTO artifacts (id, tenant_id, filename, content_type,
+ * size_bytes, content_hash, metadata, session_id, agent_id, created_at, expires_at, deleted_at,
+ * status)`, in that order, metadata as JSON text (SQLite stores it so; pg casts it to jsonb).
+ */
+export function artifactInsertValues(a: ArtifactRow): unknown[] {
+  return [
+    a.id,
+    a.tenantId,
+    a.filename,
+    a.contentType,
+    a.sizeBytes,
+    a.contentHash,
+    JSON.stringify(a.metadata),
+    a.sessionId,
+    a.agentId,
+    a.createdAt,
+    a.expiresAt,
+    a.deletedAt,
+    a.status,
+  ];
+}

@@ -1,5 +1,6 @@
 import { CairnError } from '../../core/errors.js';
 import type { ArtifactRow, InsertArtifactInput, InsertArtifactResult } from '../../ports/metadata-store.js';
+import { artifactInsertValues } from '../shared/metadata-rows.js';
 import type { Connection } from './database.js';
 import { type ArtifactRecord, metadataIndexValue } from './rows.js';
 
@@ -26,19 +27,7 @@ export function insertArtifactTx(c: Connection, input: InsertArtifactInput): Ins
     `INSERT INTO artifacts (id, tenant_id, filename, content_type, size_bytes, content_hash, metadata,
        session_id, agent_id, created_at, expires_at, deleted_at, status)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    a.id,
-    a.tenantId,
-    a.filename,
-    a.contentType,
-    a.sizeBytes,
-    a.contentHash,
-    JSON.stringify(a.metadata),
-    a.sessionId,
-    a.agentId,
-    a.createdAt,
-    a.expiresAt,
-    a.deletedAt,
-    a.status,
+    ...artifactInsertValues(a),
   );
   if (a.status === 'active') indexAndCount(c, a);
   if (idempotency) {
