@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ApiKeyRow, TenantRow } from '../ports/metadata-store.js';
+import { CallerCache } from './caller-cache.js';
 import type { CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
 import { API_KEY, newApiKey, newKeyId, newTenantId } from './ids.js';
@@ -33,6 +34,8 @@ export interface WhoAmI {
 }
 
 export class TenantService {
+  private readonly callers = new CallerCache();
+
   constructor(
     private readonly deps: CoreDeps,
     private readonly requests: RequestCounter,
@@ -118,8 +121,14 @@ export class TenantService {
     const fail = (hint: string) => new CairnError('unauthorized', `Missing or invalid API key${hint}.`);
     if (!bearer) throw fail('; send Authorization: Bearer ak_live_…');
     if (!API_KEY.test(bearer)) throw fail(' (keys look like ak_live_ followed by 32 letters and digits)');
-    const found = await this.deps.store.findApiKey(hashApiKey(bearer));
+    const hash = hashApiKey(bearer);
+    const { store, clock } = this.deps;
+    const epoch = store.credentialsEpoch();
+    const cached = this.callers.get(hash, epoch, clock.now());
+    if (cached) return cached;
+    const found = await store.findApiKey(hash);
     if (!found) throw fail(` (key ending …${bearer.slice(-4)} is unknown or revoked)`);
+    this.callers.set(hash, found, epoch, clock.now());
     return found;
   }
 

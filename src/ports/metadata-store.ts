@@ -214,6 +214,14 @@ export interface MetadataStore {
   listApiKeys(tenantId: string): Promise<ApiKeyRow[]>;
   /** Revokes the tenant's key `keyId`; false when there is no such unrevoked key. */
   revokeApiKey(tenantId: string, keyId: string, now: number): Promise<boolean>;
+  /**
+   * A number that changes whenever what `findApiKey` answers may have changed: a key revoked, a
+   * tenant's plan or suspension changed, by this store or by any other process on the same
+   * database. Answered without a query (it is asked on every request, to decide whether a cached
+   * key lookup still holds). `null` while the store cannot tell (nothing may be cached then).
+   * A new key needs no change: only found keys are cached.
+   */
+  credentialsEpoch(): number | null;
 
   // --- blobs (bookkeeping for content-addressed bytes) ---
   /**

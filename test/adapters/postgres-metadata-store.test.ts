@@ -63,6 +63,7 @@ if (reason && process.env.CI) {
       const store = new PostgresMetadataStore({ connectionString: url!, schema });
       return {
         store,
+        openPeer: () => new PostgresMetadataStore({ connectionString: url!, schema }),
         cleanup: async () => {
           await store.close();
           await dropSchema(schema);

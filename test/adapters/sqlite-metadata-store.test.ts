@@ -18,6 +18,7 @@ metadataStoreContract('sqlite', async () => {
   const store = new SqliteMetadataStore({ path: join(dir, 'cairn.db') });
   return {
     store,
+    openPeer: () => new SqliteMetadataStore({ path: join(dir, 'cairn.db') }),
     cleanup: async () => {
       await store.close();
       await remove();

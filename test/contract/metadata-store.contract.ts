@@ -16,7 +16,12 @@ import type {
  */
 export function metadataStoreContract(
   name: string,
-  makeStore: () => Promise<{ store: MetadataStore; cleanup: () => Promise<void> }>,
+  makeStore: () => Promise<{
+    store: MetadataStore;
+    /** Another store on the same database, as another process or instance would open it. */
+    openPeer: () => MetadataStore;
+    cleanup: () => Promise<void>;
+  }>,
 ): void {
   const T0 = 1_800_000_000_000;
   const MIN = 60_000;
@@ -26,6 +31,7 @@ export function metadataStoreContract(
 
   describe(`MetadataStore contract: ${name}`, () => {
     let store: MetadataStore;
+    let openPeer: () => MetadataStore;
     let cleanup: () => Promise<void>;
     let seq = 0;
     let A: TenantRow;
@@ -106,7 +112,7 @@ export function metadataStoreContract(
     let schemaVersion = 0;
 
     beforeEach(async () => {
-      ({ store, cleanup } = await makeStore());
+      ({ store, openPeer, cleanup } = await makeStore());
       const first = await store.migrate();
       expect(first.from).toBe(0);
       expect(first.to).toBeGreaterThan(0);
@@ -192,6 +198,67 @@ export function metadataStoreContract(
         expect(listed[0]!.revokedAt).toBe(T0 + 10);
         expect(listed[1]!.revokedAt).toBeNull();
         expect((await store.listApiKeys(B.id)).map((k) => k.id)).toEqual([key(1, B.id).id]);
+      });
+
+      describe('credentialsEpoch', () => {
+        const key = { id: 'key_epoch', hash: sha('epoch'), last4: '0000', createdAt: T0, revokedAt: null };
+        let peer: MetadataStore;
+        beforeEach(() => {
+          peer = openPeer();
+        });
+        afterEach(async () => {
+          await peer.close();
+        });
+
+        /** The epoch once the store can tell (a PostgreSQL instance first connects its listener). */
+        async function settledEpoch(s: MetadataStore): Promise<number> {
+          for (let i = 0; i < 200; i++) {
+            const epoch = s.credentialsEpoch();
+            if (epoch !== null) return epoch;
+            await new Promise((r) => setTimeout(r, 25));
+          }
+          throw new Error('credentialsEpoch stayed null');
+        }
+
+        /** Waits for `s` to leave `from` (another instance's change arrives asynchronously on PostgreSQL). */
+        async function movedFrom(s: MetadataStore, from: number): Promise<boolean> {
+          for (let i = 0; i < 200; i++) {
+            if (s.credentialsEpoch() !== from) return true;
+            await new Promise((r) => setTimeout(r, 25));
+          }
+          return false;
+        }
+
+        it('holds while nothing changes, and moves at once for a change made through the store', async () => {
+          expect(await store.createApiKey({ ...key, tenantId: A.id }, 5)).toBe(true);
+          const e0 = await settledEpoch(store);
+          await store.findApiKey(key.hash);
+          await store.listTenants();
+          expect(store.credentialsEpoch()).toBe(e0);
+
+          await store.revokeApiKey(A.id, key.id, T0 + 1);
+          const e1 = store.credentialsEpoch();
+          expect(e1).not.toBe(e0);
+          await store.updateTenant(A.id, { suspended: true });
+          expect(store.credentialsEpoch()).not.toBe(e1);
+        });
+
+        it('moves when another instance revokes a key, suspends a tenant or changes its plan', async () => {
+          await peer.migrate();
+          expect(await store.createApiKey({ ...key, tenantId: A.id }, 5)).toBe(true);
+          const changes = [
+            () => peer.revokeApiKey(A.id, key.id, T0 + 1),
+            () => peer.updateTenant(A.id, { suspended: true }),
+            () => peer.updateTenant(A.id, { plan: 'pro' }),
+          ];
+          for (const change of changes) {
+            const before = await settledEpoch(store);
+            await change();
+            expect(await movedFrom(store, before)).toBe(true);
+          }
+          expect(await store.findApiKey(key.hash)).toBeNull();
+          expect(await store.getTenant(A.id)).toMatchObject({ suspended: true, plan: 'pro' });
+        });
       });
     });
 

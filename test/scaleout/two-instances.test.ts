@@ -105,6 +105,34 @@ if (reason && process.env.CI) {
       expect(got.body.toString()).toBe('signed by a');
     });
 
+    it('a key revoked or a tenant suspended by an operator is refused by both instances, though both just served it', async () => {
+      const { key } = await tenant('two-revoke');
+      const second = await admin.core.tenants.createKey(await admin.core.tenants.byName('two-revoke'));
+      // Twice, the second time after each instance's change listener is surely up, so both hold
+      // the keys as callers they have already looked up.
+      for (const round of [1, 2]) {
+        for (const s of [a, b]) {
+          expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).status).toBe(200);
+          expect((await api(s.apiUrl, second, 'GET', '/v1/whoami')).status).toBe(200);
+        }
+        if (round === 1) await new Promise((r) => setTimeout(r, 500));
+      }
+      await admin.core.tenants.revokeKey(await admin.core.tenants.byName('two-revoke'), key);
+      // The instances hear of it when the change commits; a request may not overtake that by much.
+      for (const s of [a, b]) {
+        await eventually(async () => (await api(s.apiUrl, key, 'GET', '/v1/whoami')).status === 401, 2000, 'revoked');
+        expect((await api(s.apiUrl, second, 'GET', '/v1/whoami')).status).toBe(200);
+      }
+      await admin.core.tenants.setSuspended(await admin.core.tenants.byName('two-revoke'), true);
+      for (const s of [a, b]) {
+        await eventually(
+          async () => (await api(s.apiUrl, second, 'GET', '/v1/whoami')).status === 403,
+          2000,
+          'suspended',
+        );
+      }
+    });
+
     it('an upload through one is at once visible through the other: record, list, bytes', async () => {
       const { key } = await tenant('visible');
       const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 251));

@@ -20,6 +20,7 @@ import type {
 } from '../../ports/metadata-store.js';
 import { PostgresAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactsTx, retireArtifactsTx } from './artifact-writes.js';
+import { CredentialsWatch } from './credentials-watch.js';
 import { all, Database, one } from './database.js';
 import { buildArtifactListQuery, buildSessionListQuery } from './list-queries.js';
 import { runMigrations } from './migrate.js';
@@ -60,14 +61,19 @@ export class PostgresMetadataStore implements MetadataStore {
   private readonly schema: string | undefined;
   /** Users, browser sessions and OAuth state, on the same pool (and so the same migrations). */
   readonly accounts: PostgresAccountStore;
+  private readonly credentials: CredentialsWatch;
 
   constructor(options: PostgresMetadataStoreOptions) {
     this.schema = options.schema;
-    this.db = new Database({
+    const connection = {
       connectionString: options.connectionString,
       ...(options.schema === undefined ? {} : { schema: options.schema }),
+    };
+    this.db = new Database({
+      ...connection,
       ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
     });
+    this.credentials = new CredentialsWatch(connection);
     this.accounts = new PostgresAccountStore(this.db);
   }
 
@@ -85,6 +91,7 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async close(): Promise<void> {
+    await this.credentials.close();
     await this.db.close();
   }
 
@@ -110,7 +117,11 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async updateTenant(id: string, change: { plan?: PlanName; suspended?: boolean }): Promise<TenantRow | null> {
-    return tenants.updateTenant(this.q, id, change);
+    try {
+      return await tenants.updateTenant(this.q, id, change, this.credentials.notifyArgs());
+    } finally {
+      this.credentials.changed();
+    }
   }
 
   async createApiKey(key: ApiKeyRow, maxActive: number): Promise<boolean> {
@@ -131,11 +142,15 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async revokeApiKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
-    const result = await this.q.query(
-      'UPDATE api_keys SET revoked_at = $3 WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL',
-      [tenantId, keyId, now],
-    );
-    return (result.rowCount ?? 0) > 0;
+    try {
+      return await tenants.revokeApiKey(this.q, tenantId, keyId, now, this.credentials.notifyArgs());
+    } finally {
+      this.credentials.changed();
+    }
+  }
+
+  credentialsEpoch(): number | null {
+    return this.credentials.current();
   }
 
   async pinBlob(tenantId: string, contentHash: string, sizeBytes: number, now: number): Promise<'pinned' | 'deleting'> {

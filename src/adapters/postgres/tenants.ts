@@ -23,17 +23,40 @@ export async function createTenant(q: Querier, t: TenantRow): Promise<TenantRow>
   return toTenant(row);
 }
 
+/** `notify`: the `pg_notify` arguments that tell every instance credentials changed (on commit). */
 export async function updateTenant(
   q: Querier,
   id: string,
   change: { plan?: PlanName; suspended?: boolean },
+  notify: [string, string],
 ): Promise<TenantRow | null> {
   const row = await one<TenantRecord>(
     q,
-    'UPDATE tenants SET plan = coalesce($2, plan), suspended = coalesce($3, suspended) WHERE id = $1 RETURNING *',
-    [id, change.plan ?? null, change.suspended ?? null],
+    `WITH updated AS (
+       UPDATE tenants SET plan = coalesce($2, plan), suspended = coalesce($3, suspended) WHERE id = $1 RETURNING *
+     )
+     SELECT updated.*, pg_notify($4, $5) FROM updated`,
+    [id, change.plan ?? null, change.suspended ?? null, ...notify],
   );
   return row ? toTenant(row) : null;
+}
+
+export async function revokeApiKey(
+  q: Querier,
+  tenantId: string,
+  keyId: string,
+  now: number,
+  notify: [string, string],
+): Promise<boolean> {
+  const row = await one<{ n: number }>(
+    q,
+    `WITH revoked AS (
+       UPDATE api_keys SET revoked_at = $3 WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL RETURNING id
+     )
+     SELECT count(*)::int AS n, pg_notify($4, $5) FROM revoked`,
+    [tenantId, keyId, now, ...notify],
+  );
+  return (row?.n ?? 0) > 0;
 }
 
 /** The tenant row's lock serialises cap checks (keys, links) of one tenant across instances. */

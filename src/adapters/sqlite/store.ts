@@ -20,6 +20,7 @@ import type {
 } from '../../ports/metadata-store.js';
 import { SqliteAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactTx, retireArtifactTx } from './artifact-writes.js';
+import { CredentialsEpoch } from './credentials-epoch.js';
 import { Connection } from './database.js';
 import { buildArtifactListQuery, buildSessionListQuery } from './list-queries.js';
 import {
@@ -55,9 +56,12 @@ export class SqliteMetadataStore implements MetadataStore {
   /** Users, browser sessions and OAuth state, on the same connection (and so the same migrations). */
   readonly accounts: SqliteAccountStore;
 
+  private readonly credentials: CredentialsEpoch;
+
   constructor(options: SqliteMetadataStoreOptions) {
     this.c = new Connection(options.path);
     this.accounts = new SqliteAccountStore(this.c);
+    this.credentials = new CredentialsEpoch(this.c);
   }
 
   async migrate(): Promise<MigrationResult> {
@@ -90,6 +94,7 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async updateTenant(id: string, change: { plan?: PlanName; suspended?: boolean }): Promise<TenantRow | null> {
+    this.credentials.changed();
     return tenants.updateTenant(this.c, id, change);
   }
 
@@ -108,6 +113,7 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async revokeApiKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
+    this.credentials.changed();
     return this.c.write(
       () =>
         this.c.run(
@@ -117,6 +123,10 @@ export class SqliteMetadataStore implements MetadataStore {
           keyId,
         ) > 0,
     );
+  }
+
+  credentialsEpoch(): number {
+    return this.credentials.current();
   }
 
   async pinBlob(tenantId: string, contentHash: string, sizeBytes: number, now: number): Promise<'pinned' | 'deleting'> {

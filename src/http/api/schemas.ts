@@ -1,7 +1,16 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 
 /** Wire shapes, declared once: they validate requests and produce the OpenAPI document. */
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+/**
+ * The same for response fields: `type: [t, 'null']` rather than `anyOf`. Fastify's serializer
+ * runs a full schema validation per value to pick an `anyOf` branch (a date-time format check,
+ * a whole object for the page summary) on every record it writes; a type list it checks with
+ * one `typeof`. Responses only: TypeBox's request validator knows no such kind.
+ */
+const NullableOut = <T extends TSchema & { type: string }>(t: T) =>
+  Type.Unsafe<Static<T> | null>({ ...t, type: [t.type, 'null'] });
+const OneOfStrings = <const T extends string[]>(values: T) => Type.Unsafe<T[number]>({ type: 'string', enum: values });
 const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-22T08:00:00.000Z'] });
 
 export const ErrorEnvelope = Type.Object(
@@ -19,10 +28,10 @@ export const ErrorEnvelope = Type.Object(
   { $id: 'ErrorEnvelope', description: 'Every non-2xx response.' },
 );
 
-export const PageSummary = Nullable(
+export const PageSummary = NullableOut(
   Type.Object({
     public_url: Type.String(),
-    visibility: Type.Union([Type.Literal('unlisted'), Type.Literal('public')]),
+    visibility: OneOfStrings(['unlisted', 'public']),
   }),
 );
 
@@ -34,10 +43,10 @@ export const ArtifactRecord = Type.Object(
     size_bytes: Type.Integer(),
     content_hash: Type.String({ description: 'Hex SHA-256 of the bytes.' }),
     metadata: Type.Record(Type.String(), Type.Unknown()),
-    session_id: Nullable(Type.String()),
-    agent_id: Nullable(Type.String()),
+    session_id: NullableOut(Type.String()),
+    agent_id: NullableOut(Type.String()),
     created_at: Timestamp,
-    expires_at: Nullable(Timestamp),
+    expires_at: NullableOut(Timestamp),
     page: PageSummary,
   },
   { $id: 'Artifact' },
@@ -45,7 +54,7 @@ export const ArtifactRecord = Type.Object(
 
 export const ArtifactList = Type.Object({
   artifacts: Type.Array(Type.Ref(ArtifactRecord)),
-  next_cursor: Nullable(Type.String()),
+  next_cursor: NullableOut(Type.String()),
   has_more: Type.Boolean(),
 });
 
@@ -54,7 +63,7 @@ export const SessionRecord = Type.Object(
     session_id: Type.String(),
     artifact_count: Type.Integer(),
     is_sealed: Type.Boolean(),
-    sealed_at: Nullable(Timestamp),
+    sealed_at: NullableOut(Timestamp),
     first_artifact_at: Timestamp,
     last_artifact_at: Timestamp,
   },

@@ -1,0 +1,86 @@
+import pg from 'pg';
+import { clientConfig, type PoolOptions } from './database.js';
+
+/** The channel every Cairn instance listens on; the payload names the schema that changed. */
+export const CREDENTIALS_CHANNEL = 'cairn_credentials';
+const RECONNECT_MS = 1000;
+
+/**
+ * `credentialsEpoch` of the PostgreSQL store. Every instance keeps one connection that LISTENs
+ * on `cairn_credentials`; a key revocation or tenant change NOTIFYs it in the same statement,
+ * so every instance (this one included) moves its epoch as soon as the change commits. While that
+ * connection is down no instance can know what it missed, so the epoch is `null` (nothing may be
+ * cached) until it is back, and reconnecting moves the epoch, dropping what was cached before.
+ * The listener is opened on the first question, so commands that never authenticate a key
+ * (`cairn admin`, migrations) never open it.
+ */
+export class CredentialsWatch {
+  private epoch = 0;
+  private client: pg.Client | undefined;
+  private listening = false;
+  private started = false;
+  private closed = false;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: PoolOptions) {}
+
+  private get payload(): string {
+    return this.options.schema ?? '';
+  }
+
+  current(): number | null {
+    if (!this.started) {
+      this.started = true;
+      this.connect();
+    }
+    return this.listening ? this.epoch : null;
+  }
+
+  /** After a change through this instance: its own notification may come after the next request. */
+  changed(): void {
+    this.epoch++;
+  }
+
+  /** `pg_notify` arguments for a statement that changes credentials: sent when it commits. */
+  notifyArgs(): [string, string] {
+    return [CREDENTIALS_CHANNEL, this.payload];
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const client = new pg.Client(clientConfig(this.options));
+    this.client = client;
+    // Whatever went wrong (refused, dropped, ended), the next try is a fresh connection.
+    const lost = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      this.listening = false;
+      this.epoch++;
+      client.end().catch(() => {});
+      if (!this.closed) this.retry = setTimeout(() => this.connect(), RECONNECT_MS).unref();
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    client.on('notification', (msg) => {
+      if (msg.channel === CREDENTIALS_CHANNEL && msg.payload === this.payload) this.epoch++;
+    });
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${CREDENTIALS_CHANNEL}`))
+      .then(() => {
+        if (this.client !== client) return;
+        this.epoch++;
+        this.listening = true;
+      })
+      .catch(lost);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    const client = this.client;
+    this.client = undefined;
+    this.listening = false;
+    await client?.end().catch(() => {});
+  }
+}
