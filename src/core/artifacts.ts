@@ -20,12 +20,8 @@ export class ArtifactService {
   async get(caller: Caller, id: string): Promise<ArtifactRecord> {
     checkArtifactId(id);
     const { store, clock, origins } = this.deps;
-    // Both reads at once: on PostgreSQL that is one round trip of waiting instead of two.
-    const [found, page] = await Promise.all([
-      store.getArtifact(caller.tenant.id, id),
-      store.getPageForArtifact(caller.tenant.id, id),
-    ]);
-    return artifactRecord(requireReadable(found, clock.now()), page, origins);
+    const found = await store.getArtifactWithPage(caller.tenant.id, id);
+    return artifactRecord(requireReadable(found?.artifact ?? null, clock.now()), found?.page ?? null, origins);
   }
 
   async list(caller: Caller, raw: RawQuery): Promise<ArtifactPage> {

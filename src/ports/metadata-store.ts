@@ -248,6 +248,8 @@ export interface MetadataStore {
   insertArtifact(input: InsertArtifactInput): Promise<InsertArtifactResult>;
   /** Any status. Null when the tenant has no such artifact (another tenant's counts as none). */
   getArtifact(tenantId: string, id: string): Promise<ArtifactRow | null>;
+  /** `getArtifact` and `getPageForArtifact` in one read (what GET of a record shows). */
+  getArtifactWithPage(tenantId: string, id: string): Promise<{ artifact: ArtifactRow; page: PageRow | null } | null>;
   /** Any status, any tenant: for routes authorised by a signature rather than a key. */
   getArtifactAnyTenant(id: string): Promise<{ artifact: ArtifactRow; tenant: TenantRow } | null>;
   /** Active, unexpired artifacts matching every filter, `createdAt DESC, id DESC`. */

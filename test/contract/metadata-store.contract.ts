@@ -716,6 +716,7 @@ export function metadataStoreContract(
         expect(await store.getSession(B.id, 's')).toBeNull();
         expect(await store.listSessions(B.id, { limit: 10 })).toEqual([]);
         expect(await store.getPageForArtifact(B.id, a.id)).toBeNull();
+        expect(await store.getArtifactWithPage(B.id, a.id)).toBeNull();
         expect(await store.unpublishPage(B.id, a.id, T0)).toBeNull();
         expect(await store.unpublishPage(B.id, slug, T0)).toBeNull();
         expect((await store.getPageBySlug(slug))!.page.live).toBe(true);
@@ -724,6 +725,32 @@ export function metadataStoreContract(
         expect(await store.blobIsLive(B.id, a.contentHash)).toBe(false);
         expect(await storage(B)).toBe(0);
         expect(await store.getRequestCount(B.id, '2027-01')).toBe(0);
+      });
+    });
+
+    describe('getArtifactWithPage', () => {
+      it('is getArtifact and getPageForArtifact in one: no page, a live page, a page taken offline', async () => {
+        const a = await put(row(A.id, { metadata: { k: 'v', n: 1 }, sessionId: 's' }));
+        expect(await store.getArtifactWithPage(A.id, a.id)).toEqual({ artifact: a, page: null });
+        expect(await store.getArtifactWithPage(A.id, 'art_unknown0000000')).toBeNull();
+
+        await store.upsertPage(page(a, { title: 'T', access: 'password', passwordHash: 'h' }), T0 + 1);
+        const live = await store.getArtifactWithPage(A.id, a.id);
+        expect(live).toEqual({
+          artifact: await store.getArtifact(A.id, a.id),
+          page: await store.getPageForArtifact(A.id, a.id),
+        });
+        expect(live!.page).toMatchObject({ live: true, title: 'T', access: 'password' });
+
+        await store.unpublishPage(A.id, a.id, T0 + 2);
+        await store.softDeleteArtifact(A.id, a.id, T0 + 3);
+        const after = await store.getArtifactWithPage(A.id, a.id);
+        expect(after).toEqual({
+          artifact: await store.getArtifact(A.id, a.id),
+          page: await store.getPageForArtifact(A.id, a.id),
+        });
+        expect(after!.artifact.status).toBe('deleted');
+        expect(after!.page).toMatchObject({ live: false });
       });
     });
 

@@ -80,6 +80,23 @@ export async function getPageBySlug(
   return row ? { page: toPage(row.p), artifact: toArtifact(row.a), tenant: toTenant(row.t) } : null;
 }
 
+export async function getArtifactWithPage(
+  q: Querier,
+  tenantId: string,
+  id: string,
+): Promise<{ artifact: ArtifactRow; page: PageRow | null } | null> {
+  // The artifact's own columns as they are; the page (or null) as one JSON value beside them.
+  const row = await one<ArtifactRecord & { page_row: PageRecord | null }>(
+    q,
+    `SELECT a.*, to_jsonb(p.*) AS page_row
+     FROM artifacts AS a LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id
+     WHERE a.id = $1 AND a.tenant_id = $2`,
+    [id, tenantId],
+  );
+  if (!row) return null;
+  return { artifact: toArtifact(row), page: row.page_row === null ? null : toPage(row.page_row) };
+}
+
 export async function getPageForArtifact(q: Querier, tenantId: string, artifactId: string): Promise<PageRow | null> {
   const row = await one<PageRecord>(q, 'SELECT * FROM pages WHERE artifact_id = $1 AND tenant_id = $2', [
     artifactId,

@@ -188,6 +188,13 @@ export class PostgresMetadataStore implements MetadataStore {
     return row ? toArtifact(row) : null;
   }
 
+  async getArtifactWithPage(
+    tenantId: string,
+    id: string,
+  ): Promise<{ artifact: ArtifactRow; page: PageRow | null } | null> {
+    return sharing.getArtifactWithPage(this.q, tenantId, id);
+  }
+
   async getArtifactAnyTenant(id: string): Promise<{ artifact: ArtifactRow; tenant: TenantRow } | null> {
     const row = await one<{ a: ArtifactRecord; t: TenantRecord }>(
       this.q,

@@ -30,16 +30,18 @@ import {
   type UserRecord,
 } from '../shared/account-rows.js';
 import type { Connection } from './database.js';
-import { prefixedColumns, splitPrefixed, TENANT_COLUMNS, type TenantRecord, toTenant } from './rows.js';
+import { JoinedColumns, TENANT_COLUMNS, type TenantRecord, toTenant } from './rows.js';
 
-type Row = Record<string, unknown>;
+const SESSION_PRINCIPAL = new JoinedColumns({ s: BROWSER_SESSION_COLUMNS, u: USER_COLUMNS, t: TENANT_COLUMNS });
+const TOKEN_PRINCIPAL = new JoinedColumns({ k: TOKEN_COLUMNS, g: GRANT_COLUMNS, u: USER_COLUMNS, t: TENANT_COLUMNS });
+const TOKEN_GRANT = new JoinedColumns({ k: TOKEN_COLUMNS, g: GRANT_COLUMNS });
 
-const principalOf = (row: Row): Principal => ({
-  user: toUser(splitPrefixed<UserRecord>(row, 'u_')),
-  tenant: toTenant(splitPrefixed<TenantRecord>(row, 't_')),
+const USER_TENANT = new JoinedColumns({ u: USER_COLUMNS, t: TENANT_COLUMNS });
+
+const principalOf = <K extends string>(J: JoinedColumns<K | 'u' | 't'>, v: unknown[]): Principal => ({
+  user: toUser(J.record<UserRecord>(v, 'u')!),
+  tenant: toTenant(J.record<TenantRecord>(v, 't')!),
 });
-
-const USER_AND_TENANT = `${prefixedColumns('u', USER_COLUMNS, 'u_')}, ${prefixedColumns('t', TENANT_COLUMNS, 't_')}`;
 
 /** The AccountStore of the embedded set, on the metadata store's own SQLite connection. */
 export class SqliteAccountStore implements AccountStore {
@@ -73,11 +75,11 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   async getUserByEmail(email: string): Promise<Principal | null> {
-    const row = this.c.get<Row>(
-      `SELECT ${USER_AND_TENANT} FROM users AS u JOIN tenants AS t ON t.id = u.tenant_id WHERE u.email = ?`,
+    const v = this.c.getValues(
+      `SELECT ${USER_TENANT.list} FROM users AS u JOIN tenants AS t ON t.id = u.tenant_id WHERE u.email = ?`,
       email,
     );
-    return row ? principalOf(row) : null;
+    return v ? principalOf(USER_TENANT, v) : null;
   }
 
   async createBrowserSession(s: BrowserSessionRow): Promise<void> {
@@ -93,14 +95,15 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   async getBrowserSession(idHash: string): Promise<(Principal & { session: BrowserSessionRow }) | null> {
-    const row = this.c.get<Row>(
-      `SELECT ${prefixedColumns('s', BROWSER_SESSION_COLUMNS, 's_')}, ${USER_AND_TENANT}
+    const J = SESSION_PRINCIPAL;
+    const v = this.c.getValues(
+      `SELECT ${J.list}
        FROM browser_sessions AS s JOIN users AS u ON u.id = s.user_id JOIN tenants AS t ON t.id = u.tenant_id
        WHERE s.id_hash = ?`,
       idHash,
     );
-    if (!row) return null;
-    return { ...principalOf(row), session: toBrowserSession(splitPrefixed<BrowserSessionRecord>(row, 's_')) };
+    if (!v) return null;
+    return { ...principalOf(J, v), session: toBrowserSession(J.record<BrowserSessionRecord>(v, 's')!) };
   }
 
   async deleteBrowserSession(idHash: string): Promise<void> {
@@ -243,19 +246,20 @@ export class SqliteAccountStore implements AccountStore {
     hash: string,
     kind: TokenKind,
   ): Promise<(Principal & { token: OAuthTokenRow; grant: OAuthGrantRow }) | null> {
-    const row = this.c.get<Row>(
-      `SELECT ${prefixedColumns('k', TOKEN_COLUMNS, 'k_')}, ${prefixedColumns('g', GRANT_COLUMNS, 'g_')}, ${USER_AND_TENANT}
+    const J = TOKEN_PRINCIPAL;
+    const v = this.c.getValues(
+      `SELECT ${J.list}
        FROM oauth_tokens AS k JOIN oauth_grants AS g ON g.id = k.grant_id
        JOIN users AS u ON u.id = g.user_id JOIN tenants AS t ON t.id = g.tenant_id
        WHERE k.hash = ? AND k.kind = ? AND g.revoked_at IS NULL`,
       hash,
       kind,
     );
-    if (!row) return null;
+    if (!v) return null;
     return {
-      ...principalOf(row),
-      token: toToken(splitPrefixed<OAuthTokenRecord>(row, 'k_')),
-      grant: toGrant(splitPrefixed<OAuthGrantRecord>(row, 'g_')),
+      ...principalOf(J, v),
+      token: toToken(J.record<OAuthTokenRecord>(v, 'k')!),
+      grant: toGrant(J.record<OAuthGrantRecord>(v, 'g')!),
     };
   }
 
@@ -264,15 +268,16 @@ export class SqliteAccountStore implements AccountStore {
     now: number,
   ): Promise<{ token: OAuthTokenRow; grant: OAuthGrantRow; reused: boolean } | null> {
     return this.c.write(() => {
-      const row = this.c.get<Row>(
-        `SELECT ${prefixedColumns('k', TOKEN_COLUMNS, 'k_')}, ${prefixedColumns('g', GRANT_COLUMNS, 'g_')}
+      const J = TOKEN_GRANT;
+      const v = this.c.getValues(
+        `SELECT ${J.list}
          FROM oauth_tokens AS k JOIN oauth_grants AS g ON g.id = k.grant_id
          WHERE k.hash = ? AND k.kind = 'refresh' AND g.revoked_at IS NULL`,
         hash,
       );
-      if (!row) return null;
-      const token = toToken(splitPrefixed<OAuthTokenRecord>(row, 'k_'));
-      const grant = toGrant(splitPrefixed<OAuthGrantRecord>(row, 'g_'));
+      if (!v) return null;
+      const token = toToken(J.record<OAuthTokenRecord>(v, 'k')!);
+      const grant = toGrant(J.record<OAuthGrantRecord>(v, 'g')!);
       if (token.usedAt !== null) return { token, grant, reused: true };
       this.c.run('UPDATE oauth_tokens SET used_at = ? WHERE hash = ?', now, hash);
       return { token: { ...token, usedAt: now }, grant, reused: false };

@@ -11,6 +11,7 @@ type Statement = Database.Statement<unknown[], unknown>;
 export class Connection {
   readonly db: Db;
   private readonly statements = new Map<string, Statement>();
+  private readonly rawStatements = new Map<string, Statement>();
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -33,6 +34,16 @@ export class Connection {
 
   get<T>(sql: string, ...params: unknown[]): T | undefined {
     return this.stmt(sql).get(...params) as T | undefined;
+  }
+
+  /** The first row as an array of column values (see JoinedColumns). */
+  getValues(sql: string, ...params: unknown[]): unknown[] | undefined {
+    let s = this.rawStatements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql).raw(true);
+      this.rawStatements.set(sql, s);
+    }
+    return s.get(...params) as unknown[] | undefined;
   }
 
   all<T>(sql: string, ...params: unknown[]): T[] {
@@ -70,6 +81,7 @@ export class Connection {
 
   close(): void {
     this.statements.clear();
+    this.rawStatements.clear();
     if (this.db.open) this.db.close();
   }
 }

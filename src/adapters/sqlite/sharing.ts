@@ -3,12 +3,11 @@ import type { Connection } from './database.js';
 import {
   ARTIFACT_COLUMNS,
   type ArtifactRecord,
+  JoinedColumns,
   LINK_COLUMNS,
   type LinkRecord,
   PAGE_COLUMNS,
   type PageRecord,
-  prefixedColumns,
-  splitPrefixed,
   TENANT_COLUMNS,
   type TenantRecord,
   toArtifact,
@@ -39,20 +38,21 @@ export function countActiveLinks(c: Connection, tenantId: string, now: number): 
     .n;
 }
 
-const JOINED_ARTIFACT_TENANT = `${prefixedColumns('a', ARTIFACT_COLUMNS, 'a_')}, ${prefixedColumns('t', TENANT_COLUMNS, 't_')}`;
+const LINK_ARTIFACT_TENANT = new JoinedColumns({ l: LINK_COLUMNS, a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS });
 
 export function getLink(c: Connection, id: string): { link: LinkRow; artifact: ArtifactRow; tenant: TenantRow } | null {
-  const row = c.get<Record<string, unknown>>(
-    `SELECT ${prefixedColumns('l', LINK_COLUMNS, 'l_')}, ${JOINED_ARTIFACT_TENANT}
+  const J = LINK_ARTIFACT_TENANT;
+  const v = c.getValues(
+    `SELECT ${J.list}
      FROM links AS l JOIN artifacts AS a ON a.id = l.artifact_id JOIN tenants AS t ON t.id = a.tenant_id
      WHERE l.id = ?`,
     id,
   );
-  if (!row) return null;
+  if (!v) return null;
   return {
-    link: toLink(splitPrefixed<LinkRecord>(row, 'l_')),
-    artifact: toArtifact(splitPrefixed<ArtifactRecord>(row, 'a_')),
-    tenant: toTenant(splitPrefixed<TenantRecord>(row, 't_')),
+    link: toLink(J.record<LinkRecord>(v, 'l')!),
+    artifact: toArtifact(J.record<ArtifactRecord>(v, 'a')!),
+    tenant: toTenant(J.record<TenantRecord>(v, 't')!),
   };
 }
 
@@ -80,22 +80,46 @@ export function upsertPage(c: Connection, page: PageInput, now: number): PageRow
   });
 }
 
+const PAGE_ARTIFACT_TENANT = new JoinedColumns({ p: PAGE_COLUMNS, a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS });
+
 export function getPageBySlug(
   c: Connection,
   slug: string,
 ): { page: PageRow; artifact: ArtifactRow; tenant: TenantRow } | null {
-  const row = c.get<Record<string, unknown>>(
-    `SELECT ${prefixedColumns('p', PAGE_COLUMNS, 'p_')}, ${JOINED_ARTIFACT_TENANT}
+  const J = PAGE_ARTIFACT_TENANT;
+  const v = c.getValues(
+    `SELECT ${J.list}
      FROM pages AS p JOIN artifacts AS a ON a.id = p.artifact_id JOIN tenants AS t ON t.id = a.tenant_id
      WHERE p.slug = ?`,
     slug,
   );
-  if (!row) return null;
+  if (!v) return null;
   return {
-    page: toPage(splitPrefixed<PageRecord>(row, 'p_')),
-    artifact: toArtifact(splitPrefixed<ArtifactRecord>(row, 'a_')),
-    tenant: toTenant(splitPrefixed<TenantRecord>(row, 't_')),
+    page: toPage(J.record<PageRecord>(v, 'p')!),
+    artifact: toArtifact(J.record<ArtifactRecord>(v, 'a')!),
+    tenant: toTenant(J.record<TenantRecord>(v, 't')!),
   };
+}
+
+const ARTIFACT_PAGE = new JoinedColumns({ a: ARTIFACT_COLUMNS, p: PAGE_COLUMNS });
+
+/** What GET of a record shows, in one read: it is the hottest read of the API. */
+export function getArtifactWithPage(
+  c: Connection,
+  tenantId: string,
+  id: string,
+): { artifact: ArtifactRow; page: PageRow | null } | null {
+  const J = ARTIFACT_PAGE;
+  const v = c.getValues(
+    `SELECT ${J.list}
+     FROM artifacts AS a LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id
+     WHERE a.id = ? AND a.tenant_id = ?`,
+    id,
+    tenantId,
+  );
+  if (!v) return null;
+  const page = J.record<PageRecord>(v, 'p');
+  return { artifact: toArtifact(J.record<ArtifactRecord>(v, 'a')!), page: page && toPage(page) };
 }
 
 export function getPageForArtifact(c: Connection, tenantId: string, artifactId: string): PageRow | null {

@@ -27,9 +27,8 @@ import {
   type ApiKeyRecord,
   ARTIFACT_COLUMNS,
   type ArtifactRecord,
-  prefixedColumns,
+  JoinedColumns,
   type SessionRecord,
-  splitPrefixed,
   TENANT_COLUMNS,
   type TenantRecord,
   toApiKey,
@@ -40,6 +39,8 @@ import {
 import * as sharing from './sharing.js';
 import * as sweeper from './sweeper.js';
 import * as tenants from './tenants.js';
+
+const ARTIFACT_TENANT = new JoinedColumns({ a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS });
 
 export interface SqliteMetadataStoreOptions {
   /** A database file path, or ':memory:'. */
@@ -168,16 +169,23 @@ export class SqliteMetadataStore implements MetadataStore {
     return row ? toArtifact(row) : null;
   }
 
+  async getArtifactWithPage(
+    tenantId: string,
+    id: string,
+  ): Promise<{ artifact: ArtifactRow; page: PageRow | null } | null> {
+    return sharing.getArtifactWithPage(this.c, tenantId, id);
+  }
+
   async getArtifactAnyTenant(id: string): Promise<{ artifact: ArtifactRow; tenant: TenantRow } | null> {
-    const row = this.c.get<Record<string, unknown>>(
-      `SELECT ${prefixedColumns('a', ARTIFACT_COLUMNS, 'a_')}, ${prefixedColumns('t', TENANT_COLUMNS, 't_')}
-       FROM artifacts AS a JOIN tenants AS t ON t.id = a.tenant_id WHERE a.id = ?`,
+    const J = ARTIFACT_TENANT;
+    const v = this.c.getValues(
+      `SELECT ${J.list} FROM artifacts AS a JOIN tenants AS t ON t.id = a.tenant_id WHERE a.id = ?`,
       id,
     );
-    if (!row) return null;
+    if (!v) return null;
     return {
-      artifact: toArtifact(splitPrefixed<ArtifactRecord>(row, 'a_')),
-      tenant: toTenant(splitPrefixed<TenantRecord>(row, 't_')),
+      artifact: toArtifact(J.record<ArtifactRecord>(v, 'a')!),
+      tenant: toTenant(J.record<TenantRecord>(v, 't')!),
     };
   }
 

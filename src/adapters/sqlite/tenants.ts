@@ -5,8 +5,7 @@ import type { Connection } from './database.js';
 import {
   API_KEY_COLUMNS,
   type ApiKeyRecord,
-  prefixedColumns,
-  splitPrefixed,
+  JoinedColumns,
   TENANT_COLUMNS,
   type TenantRecord,
   toApiKey,
@@ -71,15 +70,16 @@ export function createApiKey(c: Connection, key: ApiKeyRow, maxActive: number): 
   });
 }
 
-const FIND_API_KEY = `SELECT ${prefixedColumns('k', API_KEY_COLUMNS, 'k_')}, ${prefixedColumns('t', TENANT_COLUMNS, 't_')}
+const KEY_TENANT = new JoinedColumns({ k: API_KEY_COLUMNS, t: TENANT_COLUMNS });
+const FIND_API_KEY = `SELECT ${KEY_TENANT.list}
   FROM api_keys AS k JOIN tenants AS t ON t.id = k.tenant_id WHERE k.hash = ? AND k.revoked_at IS NULL`;
 
 export function findApiKey(c: Connection, hash: string): { key: ApiKeyRow; tenant: TenantRow } | null {
-  const row = c.get<Record<string, unknown>>(FIND_API_KEY, hash);
-  if (!row) return null;
+  const v = c.getValues(FIND_API_KEY, hash);
+  if (!v) return null;
   return {
-    key: toApiKey(splitPrefixed<ApiKeyRecord>(row, 'k_')),
-    tenant: toTenant(splitPrefixed<TenantRecord>(row, 't_')),
+    key: toApiKey(KEY_TENANT.record<ApiKeyRecord>(v, 'k')!),
+    tenant: toTenant(KEY_TENANT.record<TenantRecord>(v, 't')!),
   };
 }
 
