@@ -50,10 +50,11 @@ export function installShutdownGate(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
-    if (!closing) return;
+  // A callback hook, not an async one: it runs on every request and almost always does nothing.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!closing) return done();
     const error = unavailable('The server is shutting down; retry shortly.', SHUTDOWN_RETRY_AFTER_SECONDS);
-    return reply
+    reply
       .status(error.status)
       .header('Retry-After', String(SHUTDOWN_RETRY_AFTER_SECONDS))
       .header('Connection', 'close')
