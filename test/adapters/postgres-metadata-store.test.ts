@@ -159,6 +159,37 @@ if (reason && process.env.CI) {
           });
         });
 
+        it('statements an instance has prepared survive a newer instance adding columns (rolling upgrade)', async () => {
+          const art = row({ sessionId: 's', metadata: { k: 'v' } });
+          await a.pinBlob(tenant.id, art.contentHash, art.sizeBytes, T0);
+          await a.insertArtifact({ artifact: art, storageLimitBytes: 1_000 });
+          const reads = async () => {
+            // Several rounds, so that every pooled connection has prepared them.
+            for (let i = 0; i < 12; i++) {
+              await Promise.all([
+                a.getArtifactWithPage(tenant.id, art.id),
+                a.listArtifacts(tenant.id, { now: T0, limit: 10 }),
+                a.listArtifacts(tenant.id, { now: T0, limit: 10, metadata: [{ key: 'k', value: 'v' }] }),
+                a.listSessions(tenant.id, { limit: 10 }),
+                a.getSession(tenant.id, 's'),
+                a.getTenant(tenant.id),
+              ]);
+            }
+          };
+          await reads();
+          const admin = new pg.Client({ connectionString: url });
+          await admin.connect();
+          try {
+            for (const table of ['artifacts', 'sessions', 'tenants', 'pages']) {
+              await admin.query(`ALTER TABLE ${schema}.${table} ADD COLUMN later_feature integer`);
+            }
+          } finally {
+            await admin.end();
+          }
+          await reads();
+          expect((await a.getArtifactWithPage(tenant.id, art.id))?.artifact).toEqual(art);
+        });
+
         it('one idempotency key raced from two pools yields one artifact', async () => {
           for (let round = 0; round < 5; round++) {
             const key = `race-${round}`;

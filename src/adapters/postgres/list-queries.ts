@@ -1,5 +1,10 @@
 import type { ArtifactQuery, MetadataMatch, SessionQuery } from '../../ports/metadata-store.js';
+import { ARTIFACT_COLUMNS, SESSION_COLUMNS } from '../shared/metadata-rows.js';
+import { columnList } from './database.js';
 import { metadataMatchValue } from './rows.js';
+
+const ARTIFACT = columnList('a', ARTIFACT_COLUMNS);
+const SESSION = SESSION_COLUMNS.join(', ');
 
 export interface BuiltQuery {
   text: string;
@@ -51,7 +56,7 @@ function plainQuery(tenantId: string, q: ArtifactQuery): BuiltQuery {
   addRowFilters(q, where, p, 'a.created_at', 'a.id');
   return {
     text:
-      `SELECT a.* FROM artifacts AS a WHERE ${where.join(' AND ')}` +
+      `SELECT ${ARTIFACT} FROM artifacts AS a WHERE ${where.join(' AND ')}` +
       ` ORDER BY a.created_at DESC, a.id DESC LIMIT ${p.add(q.limit)}`,
     values: p.values,
   };
@@ -77,7 +82,7 @@ function metadataQuery(tenantId: string, q: ArtifactQuery, driver: MetadataMatch
   addRowFilters(q, where, p, 'm.created_at', 'm.artifact_id');
   return {
     text:
-      `SELECT a.* FROM artifact_meta AS m JOIN artifacts AS a ON a.id = m.artifact_id WHERE ${where.join(' AND ')}` +
+      `SELECT ${ARTIFACT} FROM artifact_meta AS m JOIN artifacts AS a ON a.id = m.artifact_id WHERE ${where.join(' AND ')}` +
       ` ORDER BY m.created_at DESC, m.artifact_id DESC LIMIT ${p.add(q.limit)}`,
     values: p.values,
   };
@@ -113,7 +118,7 @@ export function buildSessionListQuery(tenantId: string, q: SessionQuery): BuiltQ
   if (q.createdBefore !== undefined) where.push(`first_artifact_at < ${p.add(q.createdBefore)}`);
   return {
     text:
-      `SELECT * FROM sessions WHERE ${where.join(' AND ')}` +
+      `SELECT ${SESSION} FROM sessions WHERE ${where.join(' AND ')}` +
       ` ORDER BY last_artifact_at DESC, session_id DESC LIMIT ${p.add(q.limit)}`,
     values: p.values,
   };

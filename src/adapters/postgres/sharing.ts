@@ -1,5 +1,6 @@
 import type { ArtifactRow, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
-import { type Database, one, type Querier } from './database.js';
+import { ARTIFACT_COLUMNS } from '../shared/metadata-rows.js';
+import { columnList, type Database, one, onePrepared, type Querier } from './database.js';
 import {
   type ArtifactRecord,
   type LinkRecord,
@@ -11,6 +12,8 @@ import {
   toTenant,
 } from './rows.js';
 import { lockTenant } from './tenants.js';
+
+const ARTIFACT = columnList('a', ARTIFACT_COLUMNS);
 
 /** Download links and pages. */
 
@@ -86,9 +89,9 @@ export async function getArtifactWithPage(
   id: string,
 ): Promise<{ artifact: ArtifactRow; page: PageRow | null } | null> {
   // The artifact's own columns as they are; the page (or null) as one JSON value beside them.
-  const row = await one<ArtifactRecord & { page_row: PageRecord | null }>(
+  const row = await onePrepared<ArtifactRecord & { page_row: PageRecord | null }>(
     q,
-    `SELECT a.*, to_jsonb(p.*) AS page_row
+    `SELECT ${ARTIFACT}, to_jsonb(p.*) AS page_row
      FROM artifacts AS a LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id
      WHERE a.id = $1 AND a.tenant_id = $2`,
     [id, tenantId],

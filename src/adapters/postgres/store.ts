@@ -18,10 +18,11 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
+import { SESSION_COLUMNS } from '../shared/metadata-rows.js';
 import { PostgresAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactsTx, retireArtifactsTx } from './artifact-writes.js';
 import { CredentialsWatch } from './credentials-watch.js';
-import { all, Database, one } from './database.js';
+import { all, allPrepared, Database, one, onePrepared } from './database.js';
 import { buildArtifactListQuery, buildSessionListQuery } from './list-queries.js';
 import { runMigrations } from './migrate.js';
 import {
@@ -207,7 +208,7 @@ export class PostgresMetadataStore implements MetadataStore {
 
   async listArtifacts(tenantId: string, query: ArtifactQuery): Promise<ArtifactRow[]> {
     const { text, values } = buildArtifactListQuery(tenantId, query);
-    return (await all<ArtifactRecord>(this.q, text, values)).map(toArtifact);
+    return (await allPrepared<ArtifactRecord>(this.q, text, values)).map(toArtifact);
   }
 
   async softDeleteArtifact(tenantId: string, id: string, now: number): Promise<SoftDeleteResult | null> {
@@ -272,16 +273,17 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async getSession(tenantId: string, sessionId: string): Promise<SessionRow | null> {
-    const row = await one<SessionRecord>(this.q, 'SELECT * FROM sessions WHERE tenant_id = $1 AND session_id = $2', [
-      tenantId,
-      sessionId,
-    ]);
+    const row = await onePrepared<SessionRecord>(
+      this.q,
+      `SELECT ${SESSION_COLUMNS.join(', ')} FROM sessions WHERE tenant_id = $1 AND session_id = $2`,
+      [tenantId, sessionId],
+    );
     return row ? toSession(row) : null;
   }
 
   async listSessions(tenantId: string, query: SessionQuery): Promise<SessionRow[]> {
     const { text, values } = buildSessionListQuery(tenantId, query);
-    return (await all<SessionRecord>(this.q, text, values)).map(toSession);
+    return (await allPrepared<SessionRecord>(this.q, text, values)).map(toSession);
   }
 
   async sealSession(tenantId: string, sessionId: string, now: number): Promise<SessionRow | null> {

@@ -1,13 +1,16 @@
 import { CairnError } from '../../core/errors.js';
 import type { PlanName } from '../../core/plans.js';
 import type { ApiKeyRow, RequestDelta, TenantRow } from '../../ports/metadata-store.js';
-import { all, type Database, one, type Querier } from './database.js';
+import { TENANT_COLUMNS } from '../shared/metadata-rows.js';
+import { all, type Database, one, onePrepared, type Querier } from './database.js';
 import { type ApiKeyRecord, type TenantRecord, toApiKey, toTenant } from './rows.js';
 
 /** Tenants, API keys, settings and the monthly request counter. */
 
 export async function getTenant(q: Querier, id: string): Promise<TenantRow | null> {
-  const row = await one<TenantRecord>(q, 'SELECT * FROM tenants WHERE id = $1', [id]);
+  const row = await onePrepared<TenantRecord>(q, `SELECT ${TENANT_COLUMNS.join(', ')} FROM tenants WHERE id = $1`, [
+    id,
+  ]);
   return row ? toTenant(row) : null;
 }
 
@@ -83,7 +86,7 @@ export async function createApiKey(db: Database, key: ApiKeyRow, maxActive: numb
 }
 
 export async function findApiKey(q: Querier, hash: string): Promise<{ key: ApiKeyRow; tenant: TenantRow } | null> {
-  const row = await one<{ k: ApiKeyRecord; t: TenantRecord }>(
+  const row = await onePrepared<{ k: ApiKeyRecord; t: TenantRecord }>(
     q,
     `SELECT to_jsonb(k.*) AS k, to_jsonb(t.*) AS t
      FROM api_keys AS k JOIN tenants AS t ON t.id = k.tenant_id WHERE k.hash = $1 AND k.revoked_at IS NULL`,

@@ -170,3 +170,44 @@ export function artifactInsertValues(a: ArtifactRow): unknown[] {
     a.status,
   ];
 }
+
+/** Column lists of the tables, in schema order: explicit select lists for joins and prepared statements. */
+export const TENANT_COLUMNS = ['id', 'name', 'plan', 'suspended', 'created_at', 'storage_bytes'] as const;
+export const ARTIFACT_COLUMNS = [
+  'id',
+  'tenant_id',
+  'filename',
+  'content_type',
+  'size_bytes',
+  'content_hash',
+  'metadata',
+  'session_id',
+  'agent_id',
+  'created_at',
+  'expires_at',
+  'deleted_at',
+  'status',
+] as const;
+export const API_KEY_COLUMNS = ['id', 'tenant_id', 'hash', 'last4', 'created_at', 'revoked_at'] as const;
+export const LINK_COLUMNS = ['id', 'tenant_id', 'artifact_id', 'created_at', 'expires_at'] as const;
+export const PAGE_COLUMNS = [
+  'slug',
+  'tenant_id',
+  'artifact_id',
+  'visibility',
+  'access',
+  'title',
+  'password_hash',
+  'live',
+  'taken_down_at',
+  'created_at',
+  'updated_at',
+] as const;
+export const SESSION_COLUMNS = [
+  'tenant_id',
+  'session_id',
+  'artifact_count',
+  'sealed_at',
+  'first_artifact_at',
+  'last_artifact_at',
+] as const;

@@ -11,6 +11,13 @@ import {
   toSession,
 } from '../shared/metadata-rows.js';
 
+export {
+  API_KEY_COLUMNS,
+  ARTIFACT_COLUMNS,
+  LINK_COLUMNS,
+  PAGE_COLUMNS,
+  TENANT_COLUMNS,
+} from '../shared/metadata-rows.js';
 export { type ApiKeyRecord, type LinkRecord, type SessionRecord, toApiKey, toLink, toSession };
 
 /** Rows as SQLite returns them: booleans as 0/1, metadata as JSON text. */
@@ -68,35 +75,3 @@ export class JoinedColumns<K extends string> {
     return out as T;
   }
 }
-
-export const TENANT_COLUMNS = ['id', 'name', 'plan', 'suspended', 'created_at', 'storage_bytes'] as const;
-export const ARTIFACT_COLUMNS = [
-  'id',
-  'tenant_id',
-  'filename',
-  'content_type',
-  'size_bytes',
-  'content_hash',
-  'metadata',
-  'session_id',
-  'agent_id',
-  'created_at',
-  'expires_at',
-  'deleted_at',
-  'status',
-] as const;
-export const API_KEY_COLUMNS = ['id', 'tenant_id', 'hash', 'last4', 'created_at', 'revoked_at'] as const;
-export const LINK_COLUMNS = ['id', 'tenant_id', 'artifact_id', 'created_at', 'expires_at'] as const;
-export const PAGE_COLUMNS = [
-  'slug',
-  'tenant_id',
-  'artifact_id',
-  'visibility',
-  'access',
-  'title',
-  'password_hash',
-  'live',
-  'taken_down_at',
-  'created_at',
-  'updated_at',
-] as const;
