@@ -31,8 +31,9 @@ export interface BlobStore {
   stage(source: Readable, maxBytes: number): Promise<StagedBlob>;
   /**
    * Makes staged bytes durable under `key` in one step that either fully happens or not at all.
-   * If `key` already holds bytes (same content address) they are kept and the staged copy is
-   * dropped. The staged blob is consumed either way.
+   * If `key` already holds bytes (same content address, so the same bytes) the key keeps
+   * holding them: a store may drop the staged copy or put it in their place. The staged blob is
+   * consumed either way.
    */
   commit(staged: StagedBlob, key: string): Promise<void>;
   /** Drops staged bytes; safe to call twice or after commit. */

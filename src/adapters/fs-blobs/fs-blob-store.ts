@@ -63,20 +63,30 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
+  /**
+   * One rename, then the folder's fsync so the new name survives a crash. The same bytes already
+   * stored under the key are simply replaced by identical ones (readers keep the file they have
+   * open), which costs less than asking first. The folder is created only when the rename says
+   * it is missing: after a tenant's first uploads it always exists.
+   */
   async commit(staged: StagedBlob, key: string): Promise<void> {
     const target = this.pathOf(key);
     const from = this.stagingPath(staged.stagingId);
-    if (await exists(target)) {
-      await rm(from, { force: true });
-      return;
+    try {
+      await rename(from, target);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await mkdir(path.dirname(target), { recursive: true });
+      await rename(from, target);
     }
-    await mkdir(path.dirname(target), { recursive: true });
-    await rename(from, target);
     await fsyncDir(path.dirname(target));
   }
 
   async discard(staged: StagedBlob): Promise<void> {
-    await rm(this.stagingPath(staged.stagingId), { force: true });
+    // A staged blob is one file: unlink it (after a commit it is gone, which is fine).
+    await unlink(this.stagingPath(staged.stagingId)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
   }
 
   async stat(key: string): Promise<{ sizeBytes: number } | null> {
@@ -105,15 +115,6 @@ export class FsBlobStore implements BlobStore {
   }
 
   async close(): Promise<void> {}
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function fsyncDir(dir: string): Promise<void> {
