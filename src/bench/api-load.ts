@@ -4,8 +4,15 @@ import type { Seeded } from './seed.js';
 
 /** The HTTP load figures of one server (Cairn or a baseline): JSON GETs, list pages, small uploads. */
 export interface Durations {
-  /** Seconds of warm-up before each measured run. */
+  /** Seconds of warm-up before the measured runs. */
   warm: number;
+  /**
+   * Throughput figures are the best of this many runs, Cairn's alternating with its baseline's:
+   * on a shared machine one run of either can land on a busy moment, and alternating lets both
+   * sides meet the same moments.
+   */
+  rounds: number;
+  /** Seconds of each GET run and each small-upload run. */
   get: number;
   list: number;
   small: number;
@@ -21,14 +28,36 @@ export interface GetTarget {
   id: string;
 }
 
+/** The run with the most requests per second. */
+export const fastest = (runs: LoadResult[]): LoadResult =>
+  runs.reduce((best, r) => (r.reqPerSec > best.reqPerSec ? r : best));
+
 /**
- * GET /v1/artifacts/{id} at 50 connections. The warm-up reads another tenant's artifact so the
- * measured tenant's monthly request quota (100,000 on Pro) is not spent before the run.
+ * `rounds` runs of each side, alternating, the best of each. `run(side, round)` does one run.
+ * Sides warm up once first.
  */
-export async function getLoad(url: string, warm: GetTarget, measured: GetTarget, d: Durations): Promise<LoadResult> {
-  const opts = (t: GetTarget) => ({ url: `${url}/v1/artifacts/${t.id}`, connections: 50, headers: auth(t.key) });
-  if (d.warm > 0) await load('GET warm-up', { ...opts(warm), duration: d.warm });
-  return load('GET', { ...opts(measured), duration: d.get });
+export async function alternating<S extends string>(
+  sides: readonly S[],
+  d: Durations,
+  run: (side: S, round: number, seconds: number) => Promise<LoadResult>,
+  seconds: number,
+): Promise<Record<S, LoadResult>> {
+  if (d.warm > 0) for (const side of sides) await run(side, -1, d.warm);
+  const runs = new Map<S, LoadResult[]>(sides.map((side) => [side, []]));
+  for (let round = 0; round < d.rounds; round++) {
+    for (const side of sides) runs.get(side)!.push(await run(side, round, seconds));
+  }
+  return Object.fromEntries(sides.map((side) => [side, fastest(runs.get(side)!)])) as Record<S, LoadResult>;
+}
+
+/** GET /v1/artifacts/{id} at 50 connections for `seconds`. */
+export function getLoad(url: string, target: GetTarget, seconds: number): Promise<LoadResult> {
+  return load('GET', {
+    url: `${url}/v1/artifacts/${target.id}`,
+    connections: 50,
+    headers: auth(target.key),
+    duration: seconds,
+  });
 }
 
 /** Latency of the four list shapes, one request at a time (no queueing), newest 50 each. */
@@ -53,10 +82,7 @@ export async function listLoads(
   return out as Record<ListShape, LoadResult>;
 }
 
-/** Multipart uploads of distinct 4 KB files at 20 connections. */
-export async function smallUploadLoad(url: string, key: string, d: Durations): Promise<LoadResult> {
-  const run = (label: string, duration: number) =>
-    load(label, { url, connections: 20, duration, requests: smallUploadRequests(key, 4096) });
-  if (d.warm > 0) await run('small uploads warm-up', d.warm);
-  return run('small uploads', d.small);
+/** Multipart uploads of distinct 4 KB files at 20 connections for `seconds`. */
+export function smallUploadLoad(url: string, key: string, seconds: number): Promise<LoadResult> {
+  return load('small uploads', { url, connections: 20, duration: seconds, requests: smallUploadRequests(key, 4096) });
 }

@@ -1,5 +1,12 @@
-import type { Durations } from './api-load.js';
-import { type GetTarget, getLoad, LIST_SHAPES, type ListShape, listLoads } from './api-load.js';
+import {
+  alternating,
+  type Durations,
+  type GetTarget,
+  getLoad,
+  LIST_SHAPES,
+  type ListShape,
+  listLoads,
+} from './api-load.js';
 import type { CairnChildInfo } from './cairn-child.js';
 import { type BenchChild, childEnv, startChild } from './ipc.js';
 import type { LoadResult } from './load.js';
@@ -18,8 +25,11 @@ export interface Tenant {
 export interface EngineServer {
   cairn: BenchChild<CairnChildInfo>;
   tenants: Record<string, Tenant>;
-  /** One small artifact per GET tenant. */
-  getTargets: { warm: GetTarget; measured: GetTarget };
+  /**
+   * One small artifact per GET tenant: one for the warm-up and one per measured round, so that no
+   * tenant's monthly request quota (100,000 on Pro) runs out during the runs.
+   */
+  getTargets: { warm: GetTarget; rounds: GetTarget[] };
   seeded: Seeded;
 }
 
@@ -43,22 +53,23 @@ export async function prepareEngine(
   dataDir: string,
   env: Record<string, string>,
   tenantNames: string[],
+  rounds: number,
   seed: (listTenantId: string) => Promise<Seeded>,
 ): Promise<EngineServer> {
   let cairn = await startCairn(dataDir, env);
   const tenants: Record<string, Tenant> = {};
-  const getTargets = { warm: { key: '', id: '' }, measured: { key: '', id: '' } };
+  const getNames = Array.from({ length: rounds }, (_, i) => `get-${i + 1}`);
+  let getTargets: EngineServer['getTargets'];
   try {
-    for (const name of [...tenantNames, 'get', 'get-warm', 'list']) {
+    for (const name of [...tenantNames, 'get-warm', ...getNames, 'list']) {
       tenants[name] = await cairn.call<Tenant>('tenant', { name, plan: 'pro' });
     }
-    for (const [slot, name] of [
-      ['measured', 'get'],
-      ['warm', 'get-warm'],
-    ] as const) {
+    const target = async (name: string) => {
       const key = tenants[name]!.apiKey;
-      getTargets[slot] = { key, id: await smallArtifact(cairn.info.apiUrl, key) };
-    }
+      return { key, id: await smallArtifact(cairn.info.apiUrl, key) };
+    };
+    getTargets = { warm: await target('get-warm'), rounds: [] };
+    for (const name of getNames) getTargets.rounds.push(await target(name));
   } finally {
     await cairn.stop();
   }
@@ -72,11 +83,38 @@ export interface EngineFigures {
   lists: Record<ListShape, LoadResult>;
 }
 
-export async function measureEngine(server: EngineServer, d: Durations): Promise<EngineFigures> {
+/**
+ * GET throughput (the best of `d.rounds` runs, alternating with `baselineGet`'s runs when given)
+ * and the list latencies.
+ */
+export async function measureEngine(
+  server: EngineServer,
+  d: Durations,
+  baselineGet?: (seconds: number) => Promise<LoadResult>,
+): Promise<EngineFigures & { baselineGet?: LoadResult }> {
   const url = server.cairn.info.apiUrl;
-  const get = await getLoad(url, server.getTargets.warm, server.getTargets.measured, d);
+  const { warm, rounds } = server.getTargets;
+  const cairnGet = (round: number, seconds: number) => getLoad(url, round < 0 ? warm : rounds[round]!, seconds);
+  let get: LoadResult;
+  let baseline: LoadResult | undefined;
+  if (baselineGet) {
+    const best = await alternating(
+      ['baseline', 'cairn'] as const,
+      d,
+      (side, round, seconds) => (side === 'cairn' ? cairnGet(round, seconds) : baselineGet(seconds)),
+      d.get,
+    );
+    ({ cairn: get, baseline } = best);
+  } else {
+    ({ cairn: get } = await alternating(
+      ['cairn'] as const,
+      d,
+      (_side, round, seconds) => cairnGet(round, seconds),
+      d.get,
+    ));
+  }
   const lists = await listLoads(url, server.tenants.list!.apiKey, server.seeded, d);
-  return { get, lists };
+  return { get, lists, ...(baseline ? { baselineGet: baseline } : {}) };
 }
 
 export { LIST_SHAPES };

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Durations, getLoad, smallUploadLoad } from './api-load.js';
+import { alternating, type Durations, getLoad, smallUploadLoad } from './api-load.js';
 import type { BaselineInfo } from './baseline-child.js';
 import { bigFileBench, writeRandomFile } from './big-files.js';
 import { benchmarksMarkdown, handWrittenPart } from './docs.js';
@@ -30,13 +30,19 @@ interface Settings {
 function settings(argv: string[]): Settings {
   const quick = argv.includes('--quick');
   return quick
-    ? { quick, bytes: 16 * MIB, multipartBytes: 8 * MIB, rows: 10_000, d: { warm: 0, get: 1, list: 1, small: 1 } }
+    ? {
+        quick,
+        bytes: 16 * MIB,
+        multipartBytes: 8 * MIB,
+        rows: 10_000,
+        d: { warm: 0, rounds: 1, get: 1, list: 1, small: 1 },
+      }
     : {
         quick,
         bytes: 1024 * MIB,
         multipartBytes: 450 * MIB,
         rows: 1_000_000,
-        d: { warm: 2, get: 10, list: 5, small: 10 },
+        d: { warm: 2, rounds: 3, get: 4, list: 5, small: 4 },
       };
 }
 
@@ -68,7 +74,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
   const dataDir = path.join(root, 'data-sqlite');
   log(`SQLite: preparing tenants and seeding ${s.rows} rows`);
   const t0 = Date.now();
-  const server = await prepareEngine(dataDir, {}, ['big', 'small'], async (tenantId) =>
+  const server = await prepareEngine(dataDir, {}, ['big', 'small'], s.d.rounds, async (tenantId) =>
     seedSqlite(path.join(dataDir, 'cairn.sqlite'), tenantId, s.rows, Date.now()),
   );
   log(`SQLite: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -93,17 +99,17 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
     );
     await rm(file, { force: true });
 
-    const { key, id } = server.getTargets.measured;
+    const { key, id } = server.getTargets.warm;
     const recordJson = await (
       await fetch(`${server.cairn.info.apiUrl}/v1/artifacts/${id}`, { headers: { authorization: `Bearer ${key}` } })
     ).text();
     const bare = await startChild<BaselineInfo>('baseline-child.js', ['fastify', recordJson], childEnv({}));
     let figures: EngineFigures;
     try {
-      log('GET: bare Fastify baseline');
-      const bareGet = await getLoad(bare.info.url, { key: 'x', id }, { key: 'x', id }, s.d);
-      log('GET + lists: Cairn');
-      figures = await measureEngine(server, s.d);
+      log('GET: Cairn alternating with a bare Fastify baseline, then lists');
+      const measured = await measureEngine(server, s.d, (seconds) => getLoad(bare.info.url, { key: 'x', id }, seconds));
+      figures = measured;
+      const bareGet = measured.baselineGet!;
       rows.push({
         name: 'GET /v1/artifacts/{id}, 50 connections',
         cairn: `${rps(figures.get.reqPerSec)} (p50 ${ms(figures.get.p50)}, p99 ${ms(figures.get.p99)})`,
@@ -113,9 +119,17 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
         pass: figures.get.reqPerSec / bareGet.reqPerSec >= 0.5,
       });
       rows.push(...listRows(`${s.rows.toLocaleString('en-US')} rows, SQLite`, figures));
-      log('small uploads: baseline, then Cairn');
-      const bareSmall = await smallUploadLoad(bare.info.url, 'x', s.d);
-      const small = await smallUploadLoad(server.cairn.info.apiUrl, server.tenants.small!.apiKey, s.d);
+      log('small uploads: Cairn alternating with its baseline');
+      const smallKey = server.tenants.small!.apiKey;
+      const { baseline: bareSmall, cairn: small } = await alternating(
+        ['baseline', 'cairn'] as const,
+        s.d,
+        (side, _round, seconds) =>
+          side === 'cairn'
+            ? smallUploadLoad(server.cairn.info.apiUrl, smallKey, seconds)
+            : smallUploadLoad(bare.info.url, 'x', seconds),
+        s.d.small,
+      );
       rows.push({
         name: 'small uploads (4 KB multipart, distinct bytes), 20 connections',
         cairn: `${small.reqPerSec.toFixed(0)} uploads/s (p50 ${ms(small.p50)}, p99 ${ms(small.p99)})`,
@@ -139,7 +153,7 @@ async function postgresRun(root: string, url: string, s: Settings, sqlite: Engin
   try {
     log(`PostgreSQL (schema ${schema}): preparing tenants and seeding ${s.rows} rows`);
     const t0 = Date.now();
-    const server = await prepareEngine(path.join(root, 'data-pg'), env, [], (tenantId) =>
+    const server = await prepareEngine(path.join(root, 'data-pg'), env, [], s.d.rounds, (tenantId) =>
       seedPostgres(url, schema, tenantId, s.rows, Date.now()),
     );
     log(`PostgreSQL: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
