@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DurableFileSink, remainder } from '../../src/adapters/fs-blobs/durable-file-sink.js';
+import { DurableFileSink } from '../../src/adapters/fs-blobs/durable-file-sink.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 describe('DurableFileSink', () => {
-  it('writes many small chunks (vectored) and large ones in order, syncing along the way', async () => {
+  it('writes many small chunks and large ones in order, through its growing buffers, syncing along the way', async () => {
     const chunks = Array.from({ length: 3000 }, (_, i) => randomBytes(1 + ((i * 7919) % 70_000)));
     const file = path.join(dir, 'out');
     const handle = await open(file, 'wx');
@@ -41,17 +41,28 @@ describe('DurableFileSink', () => {
   });
 });
 
-describe('remainder (after a short vectored write)', () => {
-  const bufs = [Buffer.from('abc'), Buffer.from('de'), Buffer.from('fghi')];
-  const text = (b: Buffer[]) => Buffer.concat(b).toString();
-  it.each([
-    [0, 'abcdefghi'],
-    [2, 'cdefghi'],
-    [3, 'defghi'],
-    [4, 'efghi'],
-    [5, 'fghi'],
-    [8, 'i'],
-  ])('after %i bytes leaves %s', (written, left) => {
-    expect(text(remainder(bufs, written))).toBe(left);
+describe('DurableFileSink writes', () => {
+  it('continues a short write where it stopped, and fails the stream when a write fails', async () => {
+    const chunks = Array.from({ length: 200 }, (_, i) => randomBytes(1 + ((i * 104_729) % 90_000)));
+    const file = path.join(dir, 'short');
+    const real = await open(file, 'wx');
+    // At most 1000 bytes per write, as a signal or a nearly full disk can make it.
+    const short = Object.create(real, {
+      write: {
+        value: (b: Buffer, off: number, len: number, pos: number) => real.write(b, off, Math.min(len, 1000), pos),
+      },
+    });
+    await pipeline(Readable.from(chunks), new DurableFileSink(short, 256 * 1024, 512 * 1024));
+    await real.close();
+    expect((await readFile(file)).equals(Buffer.concat(chunks))).toBe(true);
+
+    const broken = await open(path.join(dir, 'broken'), 'wx');
+    const failing = Object.create(broken, {
+      write: { value: () => Promise.reject(Object.assign(new Error('ENOSPC: no space left'), { code: 'ENOSPC' })) },
+    });
+    await expect(pipeline(Readable.from(chunks), new DurableFileSink(failing, 256 * 1024, 512 * 1024))).rejects.toThrow(
+      'ENOSPC',
+    );
+    await broken.close();
   });
 });

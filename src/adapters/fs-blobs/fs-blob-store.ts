@@ -12,6 +12,8 @@ const KEY = /^([A-Za-z0-9_]{1,64})\/([0-9a-f]{64})$/;
 const CHUNK = 1024 * 1024;
 /** How often a staged upload asks the disk to write back what it has so far (see DurableFileSink). */
 const SYNC_EVERY = 32 * CHUNK;
+/** The largest of the sink's two write buffers (so at most 8 MiB per upload in flight). */
+const WRITE_BUFFER = 4 * CHUNK;
 
 /**
  * Blobs as files under a root folder: `<root>/<tenant>/<2 hex>/<sha256>`, staged in
@@ -48,11 +50,11 @@ export class FsBlobStore implements BlobStore {
   async stage(source: Readable, maxBytes: number): Promise<StagedBlob> {
     const stagingId = randomBytes(16).toString('hex');
     const file = this.stagingPath(stagingId);
-    const counter = new HashCounter(maxBytes, CHUNK);
+    const counter = new HashCounter(maxBytes);
     let handle: FileHandle | undefined;
     try {
       handle = await open(file, 'wx');
-      await pipeline(source, counter, new DurableFileSink(handle, SYNC_EVERY, CHUNK));
+      await pipeline(source, counter, new DurableFileSink(handle, SYNC_EVERY, WRITE_BUFFER));
       await handle.close();
       return { stagingId, sizeBytes: counter.bytes, sha256: counter.digest() };
     } catch (err) {
