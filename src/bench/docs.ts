@@ -57,7 +57,7 @@ ${markdownTable(rows)}
   files before and after.
 - **s3rver** receives a plain PUT of the same 1 GiB file into a temp folder, twice, alternating
   with Cairn's two presigned uploads (best of two each): deleting a 1 GiB file makes this disk
-  discard its blocks, which slows whatever writes next, so neither side should always come
+  discard its blocks, which can slow the writes that follow, so neither side should always come
   right after the other's deletions.
 - **GET** is autocannon, 50 connections, against a small artifact's record; the baseline is a bare
   Fastify route (Cairn's Fastify options) returning the same JSON. Both warm up first, then run
