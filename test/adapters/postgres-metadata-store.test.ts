@@ -426,6 +426,31 @@ if (reason && process.env.CI) {
         });
       }
 
+      // The store runs these as prepared statements. Once PostgreSQL settles on one plan for all
+      // calls (the generic plan, made without the values), it must be the same index walk.
+      for (const [label, query, expected] of cases) {
+        it(`keeps that walk as a prepared statement's generic plan: ${label}`, async () => {
+          const { text, values } = buildArtifactListQuery(TENANT, query);
+          const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
+          await admin.query('SET plan_cache_mode = force_generic_plan');
+          try {
+            await admin.query(`PREPARE list_page AS ${text}`);
+            const { rows } = await admin.query(`EXPLAIN EXECUTE list_page(${values.map(literal).join(', ')})`);
+            const plan = rows.map((r) => r['QUERY PLAN'] as string).join('\n');
+            // Planned for the page size, not for "any number of rows" (which on a big table
+            // turns into a parallel scan of the whole index).
+            const limitRows = Number(/^Limit .*? rows=(\d+) /.exec(plan)?.[1]);
+            expect(limitRows).toBeGreaterThan(0);
+            expect(limitRows).toBeLessThanOrEqual(51);
+            expect(plan).toMatch(expected);
+            expect(plan).not.toMatch(/Seq Scan|Sort|Gather/);
+          } finally {
+            await admin.query('DEALLOCATE ALL');
+            await admin.query('RESET plan_cache_mode');
+          }
+        });
+      }
+
       it('returns the same page the plans promise', async () => {
         const { text, values } = buildArtifactListQuery(TENANT, { ...base, metadata: transcript, after: deep });
         const { rows } = await admin.query(text, values);

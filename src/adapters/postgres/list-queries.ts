@@ -11,6 +11,18 @@ export interface BuiltQuery {
   values: unknown[];
 }
 
+/**
+ * The page size as a literal, not a parameter: the statements are prepared, and a plan made
+ * for "LIMIT $n" must assume any number of rows (on a metadata page PostgreSQL then chose a
+ * parallel scan, 15 ms instead of 0.4). With the literal, the plan made once fits every call,
+ * so PostgreSQL stops planning anew each time (0.7 ms of a 1.5 ms page). Page sizes are
+ * bounded (1-101), so is the number of distinct statements.
+ */
+function limitLiteral(limit: number): string {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new Error(`invalid list limit ${limit}`);
+  return String(limit);
+}
+
 /** Collects positional parameters; `add` returns the placeholder. */
 class Params {
   readonly values: unknown[] = [];
@@ -57,7 +69,7 @@ function plainQuery(tenantId: string, q: ArtifactQuery): BuiltQuery {
   return {
     text:
       `SELECT ${ARTIFACT} FROM artifacts AS a WHERE ${where.join(' AND ')}` +
-      ` ORDER BY a.created_at DESC, a.id DESC LIMIT ${p.add(q.limit)}`,
+      ` ORDER BY a.created_at DESC, a.id DESC LIMIT ${limitLiteral(q.limit)}`,
     values: p.values,
   };
 }
@@ -83,7 +95,7 @@ function metadataQuery(tenantId: string, q: ArtifactQuery, driver: MetadataMatch
   return {
     text:
       `SELECT ${ARTIFACT} FROM artifact_meta AS m JOIN artifacts AS a ON a.id = m.artifact_id WHERE ${where.join(' AND ')}` +
-      ` ORDER BY m.created_at DESC, m.artifact_id DESC LIMIT ${p.add(q.limit)}`,
+      ` ORDER BY m.created_at DESC, m.artifact_id DESC LIMIT ${limitLiteral(q.limit)}`,
     values: p.values,
   };
 }
@@ -119,7 +131,7 @@ export function buildSessionListQuery(tenantId: string, q: SessionQuery): BuiltQ
   return {
     text:
       `SELECT ${SESSION} FROM sessions WHERE ${where.join(' AND ')}` +
-      ` ORDER BY last_artifact_at DESC, session_id DESC LIMIT ${p.add(q.limit)}`,
+      ` ORDER BY last_artifact_at DESC, session_id DESC LIMIT ${limitLiteral(q.limit)}`,
     values: p.values,
   };
 }
