@@ -57,9 +57,6 @@ export async function allPrepared<R extends pg.QueryResultRow>(
   return (await q.query<R>(prepared(text, values))).rows;
 }
 
-/** `alias.column, …` for a select list. */
-export const columnList = (alias: string, columns: readonly string[]) => columns.map((c) => `${alias}.${c}`).join(', ');
-
 /**
  * Every timestamp, size and count is a `bigint` of milliseconds/bytes. pg returns int8 as a string
  * to be safe beyond 2^53; ours stay far below it (ms until year 287396, bytes up to 8 PiB), so

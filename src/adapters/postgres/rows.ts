@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { CairnError } from '../../core/errors.js';
 import {
   type ApiKeyRecord,
+  ARTIFACT_COLUMNS,
+  columnList,
   type LinkRecord,
   rowMappers,
   type SessionRecord,
@@ -19,6 +21,9 @@ export { type ApiKeyRecord, type LinkRecord, type SessionRecord, toApiKey, toLin
  * Rows as pg returns them: int8 already numbers (database.ts), jsonb already parsed. The same
  * shapes come back from `to_jsonb(row)` in joins, so one mapper serves both.
  */
+/** The artifact columns of `artifacts AS a`, named (never `a.*`: see `prepared`). */
+export const ARTIFACT_SELECT = columnList('a', ARTIFACT_COLUMNS);
+
 export type TenantRecord = SharedTenantRecord<boolean>;
 export type ArtifactRecord = SharedArtifactRecord<Record<string, unknown>>;
 export type PageRecord = SharedPageRecord<boolean>;

@@ -1,7 +1,7 @@
 import type { ArtifactRow, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
-import { ARTIFACT_COLUMNS } from '../shared/metadata-rows.js';
-import { columnList, type Database, one, onePrepared, type Querier } from './database.js';
+import { type Database, one, onePrepared, type Querier } from './database.js';
 import {
+  ARTIFACT_SELECT,
   type ArtifactRecord,
   type LinkRecord,
   type PageRecord,
@@ -12,8 +12,6 @@ import {
   toTenant,
 } from './rows.js';
 import { lockTenant } from './tenants.js';
-
-const ARTIFACT = columnList('a', ARTIFACT_COLUMNS);
 
 /** Download links and pages. */
 
@@ -91,7 +89,7 @@ export async function getArtifactWithPage(
   // The artifact's own columns as they are; the page (or null) as one JSON value beside them.
   const row = await onePrepared<ArtifactRecord & { page_row: PageRecord | null }>(
     q,
-    `SELECT ${ARTIFACT}, to_jsonb(p.*) AS page_row
+    `SELECT ${ARTIFACT_SELECT}, to_jsonb(p.*) AS page_row
      FROM artifacts AS a LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id
      WHERE a.id = $1 AND a.tenant_id = $2`,
     [id, tenantId],

@@ -171,6 +171,10 @@ export function artifactInsertValues(a: ArtifactRow): unknown[] {
   ];
 }
 
+/** `alias.column, …`: a select list naming its columns (joins, prepared statements). */
+export const columnList = (alias: string, columns: readonly string[]): string =>
+  columns.map((c) => `${alias}.${c}`).join(', ');
+
 /** Column lists of the tables, in schema order: explicit select lists for joins and prepared statements. */
 export const TENANT_COLUMNS = ['id', 'name', 'plan', 'suspended', 'created_at', 'storage_bytes'] as const;
 export const ARTIFACT_COLUMNS = [

@@ -1,5 +1,6 @@
 import {
   type ApiKeyRecord,
+  columnList,
   type LinkRecord,
   rowMappers,
   type SessionRecord,
@@ -59,7 +60,7 @@ export class JoinedColumns<K extends string> {
     for (const alias of Object.keys(parts) as K[]) {
       const columns = parts[alias];
       at[alias] = { offset, columns };
-      lists.push(columns.map((c) => `${alias}.${c}`).join(', '));
+      lists.push(columnList(alias, columns));
       offset += columns.length;
     }
     this.list = lists.join(', ');
