@@ -95,26 +95,15 @@ export async function measureEngine(
   const url = server.cairn.info.apiUrl;
   const { warm, rounds } = server.getTargets;
   const cairnGet = (round: number, seconds: number) => getLoad(url, round < 0 ? warm : rounds[round]!, seconds);
-  let get: LoadResult;
-  let baseline: LoadResult | undefined;
-  if (baselineGet) {
-    const best = await alternating(
-      ['baseline', 'cairn'] as const,
-      d,
-      (side, round, seconds) => (side === 'cairn' ? cairnGet(round, seconds) : baselineGet(seconds)),
-      d.get,
-    );
-    ({ cairn: get, baseline } = best);
-  } else {
-    ({ cairn: get } = await alternating(
-      ['cairn'] as const,
-      d,
-      (_side, round, seconds) => cairnGet(round, seconds),
-      d.get,
-    ));
-  }
+  const sides = baselineGet ? (['baseline', 'cairn'] as const) : (['cairn'] as const);
+  const best: Partial<Record<'baseline' | 'cairn', LoadResult>> = await alternating<'baseline' | 'cairn'>(
+    sides,
+    d,
+    (side, round, seconds) => (side === 'cairn' ? cairnGet(round, seconds) : baselineGet!(seconds)),
+    d.get,
+  );
   const lists = await listLoads(url, server.tenants.list!.apiKey, server.seeded, d);
-  return { get, lists, ...(baseline ? { baselineGet: baseline } : {}) };
+  return { get: best.cairn!, lists, ...(best.baseline ? { baselineGet: best.baseline } : {}) };
 }
 
 export { LIST_SHAPES };
