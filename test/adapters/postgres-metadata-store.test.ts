@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { listenerApplicationName } from '../../src/adapters/postgres/credentials-watch.js';
 import {
   buildArtifactListQuery,
   buildSessionListQuery,
@@ -100,6 +101,36 @@ if (reason && process.env.CI) {
       afterEach(async () => {
         await Promise.all(stores.map((s) => s.close()));
         await dropSchema(schema);
+      });
+
+      it('caches no key lookup while its change listener is down, and moves its epoch when it is back', async () => {
+        const a = open();
+        await a.migrate();
+        const epochOf = async (want: (e: number | null) => boolean) => {
+          for (let i = 0; i < 200; i++) {
+            const e = a.credentialsEpoch();
+            if (want(e)) return e;
+            await new Promise((r) => setTimeout(r, 25));
+          }
+          throw new Error('credentialsEpoch never got there');
+        };
+        const before = await epochOf((e) => e !== null);
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          const { rows } = await admin.query(
+            'SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1',
+            [listenerApplicationName(schema)],
+          );
+          expect(rows).toEqual([{ ok: true }]);
+        } finally {
+          await admin.end();
+        }
+        // Down: a change now would go unheard, so nothing may be cached...
+        await epochOf((e) => e === null);
+        // ...and once it listens again, whatever was cached before no longer answers.
+        const after = await epochOf((e) => e !== null);
+        expect(after).not.toBe(before);
       });
 
       it('migrates once when several instances start together', async () => {

@@ -3,6 +3,9 @@ import { clientConfig, type PoolOptions } from './database.js';
 
 /** The channel every Cairn instance listens on; the payload names the schema that changed. */
 export const CREDENTIALS_CHANNEL = 'cairn_credentials';
+/** How an instance's listening connection shows in `pg_stat_activity` (names are cut at 63). */
+export const listenerApplicationName = (schema: string | undefined) =>
+  `cairn-credentials ${schema ?? 'public'}`.slice(0, 63);
 const RECONNECT_MS = 1000;
 
 /**
@@ -48,7 +51,10 @@ export class CredentialsWatch {
 
   private connect(): void {
     if (this.closed) return;
-    const client = new pg.Client(clientConfig(this.options));
+    const client = new pg.Client({
+      ...clientConfig(this.options),
+      application_name: listenerApplicationName(this.options.schema),
+    });
     this.client = client;
     // Whatever went wrong (refused, dropped, ended), the next try is a fresh connection.
     const lost = () => {
