@@ -217,4 +217,31 @@ describe('GET /v1/openapi.json', () => {
       expect(doc.paths?.[path as string]?.[method as string], `${method} ${path}`).toBeDefined();
     }
   });
+
+  it('describes the record as API.md does: which fields may be null, and the page summary', async () => {
+    const doc = (await api(s.apiUrl, null, 'GET', '/v1/openapi.json')).json;
+    type Schema = {
+      type?: string | string[];
+      properties?: Record<string, Schema>;
+      enum?: string[];
+      required?: string[];
+    };
+    const schemas = Object.values(doc.components.schemas as Record<string, Schema>);
+    const artifact = schemas.find((x) => x.properties?.artifact_id)!;
+    const session = schemas.find((x) => x.properties?.is_sealed)!;
+    const types = (x: Schema | undefined) => [x?.type].flat();
+    for (const field of ['session_id', 'agent_id', 'expires_at']) {
+      expect(types(artifact.properties![field]), field).toEqual(['string', 'null']);
+    }
+    for (const field of ['artifact_id', 'filename', 'content_type', 'content_hash', 'created_at']) {
+      expect(types(artifact.properties![field]), field).toEqual(['string']);
+    }
+    const page = artifact.properties!.page!;
+    expect(types(page)).toEqual(['object', 'null']);
+    expect(page.required?.sort()).toEqual(['public_url', 'visibility']);
+    expect(page.properties!.visibility!.enum).toEqual(['unlisted', 'public']);
+    expect(types(session.properties!.sealed_at)).toEqual(['string', 'null']);
+    const list = doc.paths['/v1/artifacts'].get.responses['200'].content['application/json'].schema as Schema;
+    expect(types(list.properties!.next_cursor)).toEqual(['string', 'null']);
+  });
 });
