@@ -93,6 +93,35 @@ describe('SqliteMetadataStore specifics', () => {
     await b.close();
   });
 
+  it('reads of one event-loop turn share a snapshot; its own writes and the next turn see everything', async () => {
+    const a = new SqliteMetadataStore({ path });
+    const b = new SqliteMetadataStore({ path });
+    await a.migrate();
+    const tenant = { id: 't1', name: 'one', plan: 'free' as const, suspended: false, createdAt: 1, storageBytes: 0 };
+    await a.createTenant(tenant);
+    const nextTurn = () => new Promise((r) => setImmediate(r));
+    try {
+      await nextTurn();
+      expect(await b.getTenant('t1')).toMatchObject({ plan: 'free' });
+      // Another connection commits within b's turn: b keeps its snapshot until the turn ends...
+      await a.updateTenant('t1', { plan: 'pro' });
+      expect(await b.getTenant('t1')).toMatchObject({ plan: 'free' });
+      // ...but b's own write ends its snapshot first, and what it then reads includes both.
+      await b.updateTenant('t1', { suspended: true });
+      expect(await b.getTenant('t1')).toMatchObject({ plan: 'pro', suspended: true });
+      await a.updateTenant('t1', { suspended: false });
+      await nextTurn();
+      expect(await b.getTenant('t1')).toMatchObject({ plan: 'pro', suspended: false });
+      // A snapshot never holds the write lock: a writer elsewhere is not kept waiting by it.
+      expect(await b.getTenant('t1')).toBeTruthy();
+      await a.updateTenant('t1', { plan: 'free' });
+      expect((await a.getTenant('t1'))?.plan).toBe('free');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   describe('query plans', () => {
     let db: Database.Database;
     beforeEach(async () => {
