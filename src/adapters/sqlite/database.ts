@@ -4,6 +4,12 @@ import { MIGRATIONS } from './schema.js';
 type Db = Database.Database;
 type Statement = Database.Statement<unknown[], unknown>;
 
+interface QueuedWrite {
+  fn: () => unknown;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
 /**
  * One connection with its prepared statements cached by SQL text, and the transaction helper
  * every write goes through.
@@ -20,6 +26,8 @@ export class Connection {
   private readonly statements = new Map<string, Statement>();
   private readonly rawStatements = new Map<string, Statement>();
   private snapshot = false;
+  private queued: QueuedWrite[] = [];
+  private readonly commitQueued = () => this.flushQueued();
   private readonly endSnapshot = () => {
     if (!this.snapshot) return;
     this.snapshot = false;
@@ -88,6 +96,62 @@ export class Connection {
     return this.db.transaction(fn).immediate();
   }
 
+  /**
+   * Group commit: runs `fn` in a write transaction shared with the other writes queued during
+   * this turn of the event loop, and settles once that transaction has committed. A commit
+   * writes every page it touched to the WAL, and concurrent uploads touch the same pages (the
+   * newest leaf of each index, the tenant's row), so one commit for a turn's uploads writes a
+   * fraction of the pages separate commits would. Each write runs in its own savepoint: one that
+   * throws is rolled back and rejected alone. If the commit itself fails, all of them reject.
+   */
+  writeTogether<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queued.length === 1) setImmediate(this.commitQueued);
+    });
+  }
+
+  private flushQueued(): void {
+    const batch = this.queued;
+    if (batch.length === 0) return;
+    this.queued = [];
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      this.endSnapshot();
+      this.stmt('BEGIN IMMEDIATE').run();
+      try {
+        // A lone write needs no savepoint: if it throws, the whole transaction rolls back.
+        const alone = batch.length === 1;
+        for (const item of batch) outcomes.push(alone ? { ok: true, value: item.fn() } : this.inSavepoint(item.fn));
+        this.stmt('COMMIT').run();
+      } catch (err) {
+        if (this.db.inTransaction) this.stmt('ROLLBACK').run();
+        throw err;
+      }
+    } catch (err) {
+      for (const item of batch) item.reject(err);
+      return;
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) item.resolve(outcome.value);
+      else item.reject(outcome.value);
+    });
+  }
+
+  private inSavepoint(fn: () => unknown): { ok: boolean; value: unknown } {
+    this.stmt('SAVEPOINT queued_write').run();
+    try {
+      const value = fn();
+      this.stmt('RELEASE queued_write').run();
+      return { ok: true, value };
+    } catch (err) {
+      this.stmt('ROLLBACK TO queued_write').run();
+      this.stmt('RELEASE queued_write').run();
+      return { ok: false, value: err };
+    }
+  }
+
   /** Applies pending migrations; the version check and the change share one write transaction. */
   migrate(): { from: number; to: number } {
     return this.write(() => {
@@ -106,6 +170,7 @@ export class Connection {
   }
 
   close(): void {
+    this.flushQueued();
     this.endSnapshot();
     this.statements.clear();
     this.rawStatements.clear();

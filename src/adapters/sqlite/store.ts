@@ -131,7 +131,7 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async pinBlob(tenantId: string, contentHash: string, sizeBytes: number, now: number): Promise<'pinned' | 'deleting'> {
-    return this.c.write(() => {
+    return this.c.writeTogether(() => {
       const blob = this.c.get<{ deleting_since: number | null }>(
         'SELECT deleting_since FROM blobs WHERE tenant_id = ? AND content_hash = ?',
         tenantId,
@@ -161,7 +161,7 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async insertArtifact(input: InsertArtifactInput): Promise<InsertArtifactResult> {
-    return this.c.write(() => insertArtifactTx(this.c, input));
+    return this.c.writeTogether(() => insertArtifactTx(this.c, input));
   }
 
   async getArtifact(tenantId: string, id: string): Promise<ArtifactRow | null> {
