@@ -4,6 +4,7 @@ import type { RateDecision, RateLimiter, RateRule } from '../ports/rate-limiter.
 import { createAdapters } from '../runtime.js';
 import { startServer } from '../server.js';
 import { serveIpc } from './ipc.js';
+import { withoutStoring } from './no-store.js';
 import { RssSampler } from './rss.js';
 
 /**
@@ -11,7 +12,8 @@ import { RssSampler } from './rss.js';
  * (CAIRN_* environment, data folder from argv). One change from `cairn serve`: the per-tenant
  * rule handed to the rate limiter is lifted so load tests measure the server rather than the
  * plan's 100 req/s. The real limiter still runs on every call (a 10 ms window, so its log stays
- * as short as under a real plan), and so does the monthly request counter.
+ * as short as under a real plan), and so does the monthly request counter. With `--no-store`
+ * after the data folder it is the small-upload baseline (see no-store.ts).
  */
 const LIFTED: RateRule = { sustainedPerSecond: 1_000_000, burst: 10_000 };
 
@@ -35,13 +37,14 @@ const silentLog = { info() {}, warn() {}, error() {} };
 
 async function main(): Promise<void> {
   const dataDir = process.argv[2];
-  if (!dataDir) throw new Error('usage: cairn-child <dataDir>');
+  if (!dataDir) throw new Error('usage: cairn-child <dataDir> [--no-store]');
   const env = process.env;
   const config = loadConfig(
     { dataDir, apiPort: 0, viewerPort: 0, contentPort: 0, logLevel: 'silent', sweepIntervalSeconds: 0 },
     env,
   );
-  const adapters = await createAdapters(config, silentLog);
+  let adapters = await createAdapters(config, silentLog);
+  if (process.argv[3] === '--no-store') adapters = withoutStoring(adapters);
   adapters.limiter = new LiftedLimiter(adapters.limiter);
   const server = await startServer(config, { adapters, env, log: silentLog });
   const rss = new RssSampler(50);

@@ -72,8 +72,14 @@ ${markdownTable(rows)}
   page, a page from a cursor 90 % of the way down, \`metadata.batch=b42\` (1 % of the rows) and
   \`session_id=s42\` (0.1 %).
 - **Small uploads** are 4 KB multipart files, each with different bytes (so each is stored), at 20
-  connections; the baseline is a bare Fastify route with Cairn's multipart settings that reads the
-  whole file part and answers 201 without storing. Best of three alternating 4 s runs, as for GET.
+  connections. The baseline is what the issue names, the same route returning 201 without
+  storing: a second Cairn process, started with \`--no-store\` (\`src/bench/no-store.ts\`), runs
+  everything the route does (authentication, rate limit, request counter, multipart parsing,
+  field checks, the quota and session reads, hashing, the record) but drops the bytes and writes
+  neither the blob pin nor the artifact row. So the figure is the cost of storing: the blob made
+  durable, pinned and recorded. A bare Fastify route with Cairn's multipart settings that only
+  drains the file is measured as well and printed for scale (no target). The three alternate,
+  best of three 4 s runs each, as for GET.
 - **PostgreSQL** (when \`CAIRN_BENCH_DATABASE_URL\` or \`CAIRN_TEST_DATABASE_URL\` is set) runs the same
   GET (best of three runs) and list figures on a fresh schema, dropped afterwards, compared with the
   SQLite figures of the same run (latency ratios treat anything under 0.25 ms as 0.25 ms).

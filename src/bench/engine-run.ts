@@ -33,8 +33,12 @@ export interface EngineServer {
   seeded: Seeded;
 }
 
-export async function startCairn(dataDir: string, env: Record<string, string>): Promise<BenchChild<CairnChildInfo>> {
-  return startChild<CairnChildInfo>('cairn-child.js', [dataDir], childEnv(env));
+export async function startCairn(
+  dataDir: string,
+  env: Record<string, string>,
+  flags: string[] = [],
+): Promise<BenchChild<CairnChildInfo>> {
+  return startChild<CairnChildInfo>('cairn-child.js', [dataDir, ...flags], childEnv(env));
 }
 
 async function smallArtifact(apiUrl: string, key: string): Promise<string> {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { alternating, type Durations, getLoad, smallUploadLoad } from './api-load.js';
+import { type Durations, getLoad } from './api-load.js';
 import type { BaselineInfo } from './baseline-child.js';
 import { bigFileBench, writeRandomFile } from './big-files.js';
 import { benchmarksMarkdown, handWrittenPart } from './docs.js';
@@ -10,6 +10,7 @@ import { type EngineFigures, LIST_SHAPES, measureEngine, prepareEngine } from '.
 import { childEnv, startChild } from './ipc.js';
 import { machine, ms, type ResultRow, ratio, rps, textTable } from './report.js';
 import { dropSchema, seedPostgres, seedSqlite } from './seed.js';
+import { smallUploadRows } from './small-uploads.js';
 
 /**
  * `npm run bench`: the performance targets of the "Benchmarks" issue, each against a baseline
@@ -119,25 +120,16 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
         pass: figures.get.reqPerSec / bareGet.reqPerSec >= 0.5,
       });
       rows.push(...listRows(`${s.rows.toLocaleString('en-US')} rows, SQLite`, figures));
-      log('small uploads: Cairn alternating with its baseline');
-      const smallKey = server.tenants.small!.apiKey;
-      const { baseline: bareSmall, cairn: small } = await alternating(
-        ['baseline', 'cairn'] as const,
-        s.d,
-        (side, _round, seconds) =>
-          side === 'cairn'
-            ? smallUploadLoad(server.cairn.info.apiUrl, smallKey, seconds)
-            : smallUploadLoad(bare.info.url, 'x', seconds),
-        s.d.small,
+      rows.push(
+        ...(await smallUploadRows(
+          server.cairn,
+          server.tenants.small!.apiKey,
+          path.join(root, 'data-nostore'),
+          bare.info.url,
+          s.d,
+          log,
+        )),
       );
-      rows.push({
-        name: 'small uploads (4 KB multipart, distinct bytes), 20 connections',
-        cairn: `${small.reqPerSec.toFixed(0)} uploads/s (p50 ${ms(small.p50)}, p99 ${ms(small.p99)})`,
-        baseline: `same route, 201 without storing: ${bareSmall.reqPerSec.toFixed(0)}/s`,
-        figure: ratio(small.reqPerSec / bareSmall.reqPerSec),
-        target: '≥ 0.3×',
-        pass: small.reqPerSec / bareSmall.reqPerSec >= 0.3,
-      });
     } finally {
       await bare.stop();
     }
