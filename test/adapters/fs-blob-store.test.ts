@@ -1,10 +1,14 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
-import { FsBlobStore } from '../../src/adapters/fs-blobs/fs-blob-store.js';
+import { buffer, text } from 'node:stream/consumers';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FsBlobStore, SMALL_BLOB_BYTES, SMALL_BLOBS_FILE } from '../../src/adapters/fs-blobs/fs-blob-store.js';
 import { blobStoreContract } from '../contract/blob-store.contract.js';
+import { localBlobNames } from '../helpers/server.js';
 
 async function tempRoot() {
   const dir = await mkdtemp(path.join(tmpdir(), 'cairn-blobs-'));
@@ -13,7 +17,14 @@ async function tempRoot() {
 
 blobStoreContract('local folder', async () => {
   const { root, cleanup } = await tempRoot();
-  return { store: new FsBlobStore({ root }), cleanup };
+  const store = new FsBlobStore({ root });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await cleanup();
+    },
+  };
 });
 
 describe('FsBlobStore specifics', () => {
@@ -47,16 +58,125 @@ describe('FsBlobStore specifics', () => {
     await cleanup();
   });
 
-  it('leaves nothing in .staging when the source is destroyed half-way (a client disconnect)', async () => {
+  it.each([
+    ['still held in memory', 4096],
+    ['already spilled to a staging file', SMALL_BLOB_BYTES + 4096],
+  ])('leaves nothing behind when the source is destroyed half-way (a client disconnect), %s', async (_, sent) => {
     const { root, cleanup } = await tempRoot();
     const store = new FsBlobStore({ root });
     await store.init();
     const source = new Readable({ read() {} });
     const staging = store.stage(source, 10_000_000);
-    source.push(Buffer.alloc(4096));
+    source.push(Buffer.alloc(sent));
     setTimeout(() => source.destroy(new Error('aborted')), 20);
     await expect(staging).rejects.toThrow();
     expect(await readdir(path.join(root, '.staging'))).toEqual([]);
+    expect(await localBlobNames(root)).toEqual([]);
+    await store.close();
     await cleanup();
+  });
+});
+
+describe('FsBlobStore small blobs', () => {
+  let root: string;
+  let cleanup: () => Promise<void>;
+  let store: FsBlobStore;
+  beforeEach(async () => {
+    ({ root, cleanup } = await tempRoot());
+    store = new FsBlobStore({ root });
+    await store.init();
+  });
+  afterEach(async () => {
+    await store.close();
+    await cleanup();
+  });
+
+  const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+  const bytesOf = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 7) % 256));
+  async function put(s: FsBlobStore, data: Buffer, chunk = 1000): Promise<string> {
+    const parts = Array.from({ length: Math.ceil(data.length / chunk) }, (_, i) =>
+      data.subarray(i * chunk, (i + 1) * chunk),
+    );
+    const staged = await s.stage(Readable.from(parts), data.length);
+    const key = `t1/${staged.sha256}`;
+    await s.commit(staged, key);
+    return key;
+  }
+  const fileOf = (key: string) => {
+    const hash = key.split('/')[1]!;
+    return path.join(root, 't1', hash.slice(0, 2), hash);
+  };
+
+  it('keeps a blob of up to 64 KiB in SQLite and one byte more as a file, both read back whole and in ranges', async () => {
+    const small = bytesOf(SMALL_BLOB_BYTES);
+    const large = bytesOf(SMALL_BLOB_BYTES + 1);
+    const smallKey = await put(store, small);
+    const largeKey = await put(store, large);
+    expect(existsSync(fileOf(smallKey))).toBe(false);
+    expect(existsSync(fileOf(largeKey))).toBe(true);
+    for (const [key, data] of [
+      [smallKey, small],
+      [largeKey, large],
+    ] as const) {
+      expect(await store.stat(key)).toEqual({ sizeBytes: data.length });
+      expect(sha(await buffer(await store.read(key)))).toBe(sha(data));
+      expect(await buffer(await store.read(key, { start: 1000, end: 1009 }))).toEqual(data.subarray(1000, 1010));
+    }
+    expect(await readdir(path.join(root, '.staging'))).toEqual([]);
+  });
+
+  it('commits the small blobs of one turn with one fdatasync of the WAL, and each is committed once resolved', async () => {
+    const staged = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => store.stage(Readable.from([Buffer.from(`blob ${i}`)]), 100)),
+    );
+    const handle = await open(path.join(root, SMALL_BLOBS_FILE), 'r');
+    const datasync = vi.spyOn(Object.getPrototypeOf(handle) as { datasync(): Promise<void> }, 'datasync');
+    await handle.close();
+    try {
+      await Promise.all(staged.map((s) => store.commit(s, `t1/${s.sha256}`)));
+      expect(datasync).toHaveBeenCalledTimes(1);
+    } finally {
+      datasync.mockRestore();
+    }
+    // Committed: another connection (another process on the same folder) reads them.
+    const other = new FsBlobStore({ root });
+    await other.init();
+    for (const s of staged) expect(await other.stat(`t1/${s.sha256}`)).toEqual({ sizeBytes: s.sizeBytes });
+    await other.close();
+  });
+
+  it('keeps small blobs across a restart, and shares them with a second store on the same folder', async () => {
+    const data = Buffer.from('kept across restarts');
+    const key = await put(store, data);
+    const second = new FsBlobStore({ root });
+    await second.init();
+    expect(await text(await second.read(key))).toBe('kept across restarts');
+    await second.delete(key);
+    expect(await store.stat(key)).toBeNull();
+    await second.close();
+    await store.close();
+    store = new FsBlobStore({ root });
+    await store.init();
+    const again = await put(store, data);
+    expect(await text(await store.read(again))).toBe('kept across restarts');
+  });
+
+  it('deletes a key from both places: a file written before small blobs moved into SQLite, and its row', async () => {
+    const data = Buffer.from('stored twice');
+    const key = await put(store, data);
+    await mkdir(path.dirname(fileOf(key)), { recursive: true });
+    await writeFile(fileOf(key), data);
+    await store.delete(key);
+    expect(existsSync(fileOf(key))).toBe(false);
+    expect(await store.stat(key)).toBeNull();
+    await expect(store.read(key)).rejects.toThrow();
+  });
+
+  it('drops a small upload that is discarded instead of committed', async () => {
+    const staged = await store.stage(Readable.from([Buffer.from('never kept')]), 100);
+    await store.discard(staged);
+    await store.discard(staged);
+    await expect(store.commit(staged, `t1/${staged.sha256}`)).rejects.toThrow();
+    expect(await localBlobNames(root)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { api, filesUnder, type TestServer } from './server.js';
+import { api, filesUnder, localBlobNames, type TestServer } from './server.js';
 
 /** Helpers shared by the end-to-end suites (test/e2e). */
 
@@ -83,10 +83,13 @@ export { filesUnder };
 /** A running test server's blob store (local folder or S3), or the data folder of a `cairn serve` child. */
 type BlobsOf = string | Pick<TestServer, 'blobFiles' | 'stagingFiles'>;
 
-/** Stored blob files (under dataDir/blobs, or the server's bucket), staging excluded. */
+/**
+ * Stored blobs (under dataDir/blobs as files or small-blob rows, or in the server's bucket), as
+ * `<tenant>/…/<sha256>` names, staging excluded.
+ */
 export async function blobFiles(where: BlobsOf): Promise<string[]> {
   if (typeof where !== 'string') return where.blobFiles();
-  return (await filesUnder(path.join(where, 'blobs'))).filter((f) => !f.startsWith('.staging'));
+  return localBlobNames(path.join(where, 'blobs'));
 }
 
 export async function stagingFiles(where: BlobsOf): Promise<string[]> {

@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
+import Database from 'better-sqlite3';
+import { SMALL_BLOBS_FILE } from '../../src/adapters/fs-blobs/fs-blob-store.js';
 import { loadConfig } from '../../src/config.js';
 import { blobKey, type Logger } from '../../src/core/context.js';
 import type { Core } from '../../src/core/index.js';
@@ -53,12 +56,32 @@ export async function filesUnder(dir: string): Promise<string[]> {
   }
 }
 
+/**
+ * The blobs of a local blob folder as `<tenant>/<2 hex>/<sha256>` names, wherever each is kept:
+ * a file, or a row of `small-blobs.sqlite` (read through SQLite, so the WAL counts).
+ */
+export async function localBlobNames(root: string): Promise<string[]> {
+  const files = (await filesUnder(root)).filter((f) => !f.startsWith('.staging') && !f.startsWith(SMALL_BLOBS_FILE));
+  const dbFile = path.join(root, SMALL_BLOBS_FILE);
+  if (!existsSync(dbFile)) return files;
+  const db = new Database(dbFile, { readonly: true });
+  try {
+    const keys = (db.prepare('SELECT key FROM small_blobs').all() as { key: string }[]).map(({ key }) => {
+      const [tenant = '', hash = ''] = key.split('/');
+      return `${tenant}/${hash.slice(0, 2)}/${hash}`;
+    });
+    return [...files, ...keys].sort();
+  } finally {
+    db.close();
+  }
+}
+
 /** Where the blobs of a server live, as lists of names. */
 function blobViews(dataDir: string, scaleout: ScaleoutBackend | null) {
   if (!scaleout) {
     const root = path.join(dataDir, 'blobs');
     return {
-      blobFiles: async () => (await filesUnder(root)).filter((f) => !f.startsWith('.staging')),
+      blobFiles: () => localBlobNames(root),
       stagingFiles: () => filesUnder(path.join(root, '.staging')),
       landedFiles: async () => [],
     };

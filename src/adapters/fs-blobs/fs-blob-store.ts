@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob-store.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { DurableFileSink } from './durable-file-sink.js';
+import { SmallBlobs } from './small-blobs.js';
 
 const KEY = /^([A-Za-z0-9_]{1,64})\/([0-9a-f]{64})$/;
 const CHUNK = 1024 * 1024;
@@ -14,14 +15,24 @@ const CHUNK = 1024 * 1024;
 const SYNC_EVERY = 32 * CHUNK;
 /** The largest of the sink's two write buffers (so at most 8 MiB per upload in flight). */
 const WRITE_BUFFER = 4 * CHUNK;
+/** Blobs up to this size are kept in `small-blobs.sqlite` (see SmallBlobs) rather than as files. */
+export const SMALL_BLOB_BYTES = 64 * 1024;
+/** The file of SmallBlobs, in the root (its name cannot be a tenant's folder). */
+export const SMALL_BLOBS_FILE = 'small-blobs.sqlite';
 
 /**
- * Blobs as files under a root folder: `<root>/<tenant>/<2 hex>/<sha256>`, staged in
+ * Blobs under a root folder: small ones (up to SMALL_BLOB_BYTES) in one SQLite file,
+ * `<root>/small-blobs.sqlite`, the others as files `<root>/<tenant>/<2 hex>/<sha256>`, staged in
  * `<root>/.staging` on the same filesystem so that making them visible is one atomic rename.
+ * A small upload is staged in memory until it outgrows the limit; then what arrived so far and
+ * the rest go to a staging file.
  */
 export class FsBlobStore implements BlobStore {
   private readonly root: string;
   private readonly staging: string;
+  private small: SmallBlobs | null = null;
+  /** Small uploads staged in memory, by staging id, until committed or discarded. */
+  private readonly held = new Map<string, Buffer>();
 
   constructor(opts: { root: string }) {
     this.root = path.resolve(opts.root);
@@ -32,6 +43,12 @@ export class FsBlobStore implements BlobStore {
     await mkdir(this.staging, { recursive: true });
     // Anything still staged belongs to an upload that died with a previous process.
     for (const name of await readdir(this.staging)) await rm(path.join(this.staging, name), { force: true });
+    this.small ??= await SmallBlobs.open(path.join(this.root, SMALL_BLOBS_FILE));
+  }
+
+  private smallBlobs(): SmallBlobs {
+    if (!this.small) throw new Error('FsBlobStore used before init()');
+    return this.small;
   }
 
   /** The only way from a key to a path: keys that do not match the shape never touch the disk. */
@@ -51,15 +68,31 @@ export class FsBlobStore implements BlobStore {
     const stagingId = randomBytes(16).toString('hex');
     const file = this.stagingPath(stagingId);
     const counter = new HashCounter(maxBytes);
-    let handle: FileHandle | undefined;
+    // Set inside the pipeline: the bytes of a small upload, or the staging file of a larger one.
+    const into: { bytes?: Buffer; handle?: FileHandle } = {};
     try {
-      handle = await open(file, 'wx');
-      await pipeline(source, counter, new DurableFileSink(handle, SYNC_EVERY, WRITE_BUFFER));
-      await handle.close();
-      return { stagingId, sizeBytes: counter.bytes, sha256: counter.digest() };
+      await pipeline(source, counter, async (chunks: AsyncIterable<Buffer>) => {
+        const it = chunks[Symbol.asyncIterator]();
+        const first = await readUpTo(it, SMALL_BLOB_BYTES);
+        if (first.ended) {
+          into.bytes = Buffer.concat(first.chunks);
+          return;
+        }
+        into.handle = await open(file, 'wx');
+        await pipeline(
+          Readable.from(rest(first.chunks, it), { objectMode: false }),
+          new DurableFileSink(into.handle, SYNC_EVERY, WRITE_BUFFER),
+        );
+      });
+      const staged = { stagingId, sizeBytes: counter.bytes, sha256: counter.digest() };
+      if (into.bytes) this.held.set(stagingId, into.bytes);
+      await into.handle?.close();
+      return staged;
     } catch (err) {
-      await handle?.close().catch(() => {});
-      await rm(file, { force: true });
+      if (into.handle) {
+        await into.handle.close().catch(() => {});
+        await rm(file, { force: true });
+      }
       source.destroy();
       throw err;
     }
@@ -73,6 +106,11 @@ export class FsBlobStore implements BlobStore {
    */
   async commit(staged: StagedBlob, key: string): Promise<void> {
     const target = this.pathOf(key);
+    const held = this.held.get(staged.stagingId);
+    if (held) {
+      this.held.delete(staged.stagingId);
+      return this.smallBlobs().put(key, held);
+    }
     const from = this.stagingPath(staged.stagingId);
     try {
       await rename(from, target);
@@ -85,6 +123,7 @@ export class FsBlobStore implements BlobStore {
   }
 
   async discard(staged: StagedBlob): Promise<void> {
+    if (this.held.delete(staged.stagingId)) return;
     // A staged blob is one file: unlink it (after a commit it is gone, which is fine).
     await unlink(this.stagingPath(staged.stagingId)).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
@@ -92,8 +131,11 @@ export class FsBlobStore implements BlobStore {
   }
 
   async stat(key: string): Promise<{ sizeBytes: number } | null> {
+    const file = this.pathOf(key);
+    const small = this.smallBlobs().size(key);
+    if (small !== null) return { sizeBytes: small };
     try {
-      return { sizeBytes: (await stat(this.pathOf(key))).size };
+      return { sizeBytes: (await stat(file)).size };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
@@ -101,8 +143,12 @@ export class FsBlobStore implements BlobStore {
   }
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
+    const file = this.pathOf(key);
+    const small = this.smallBlobs().get(key);
+    if (small)
+      return Readable.from([range ? small.subarray(range.start, range.end + 1) : small], { objectMode: false });
     // Opening first turns a missing file into a rejection here rather than a stream error later.
-    const handle = await open(this.pathOf(key), 'r');
+    const handle = await open(file, 'r');
     return createReadStream('', {
       fd: handle,
       highWaterMark: CHUNK,
@@ -110,13 +156,40 @@ export class FsBlobStore implements BlobStore {
     });
   }
 
+  /** Both places: blobs stored as files before small ones moved into SQLite can still exist. */
   async delete(key: string): Promise<void> {
-    await unlink(this.pathOf(key)).catch((err: NodeJS.ErrnoException) => {
+    const file = this.pathOf(key);
+    await this.smallBlobs().delete(key);
+    await unlink(file).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    const small = this.small;
+    this.small = null;
+    this.held.clear();
+    await small?.close();
+  }
+}
+
+/** Reads chunks until more than `limit` bytes have come (ended: false) or the source ends (ended: true). */
+async function readUpTo(it: AsyncIterator<Buffer>, limit: number): Promise<{ chunks: Buffer[]; ended: boolean }> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  while (bytes <= limit) {
+    const next = await it.next();
+    if (next.done) return { chunks, ended: true };
+    chunks.push(next.value);
+    bytes += next.value.length;
+  }
+  return { chunks, ended: false };
+}
+
+/** The chunks read so far, then the rest of the source. */
+async function* rest(first: Buffer[], it: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
+  yield* first;
+  for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
 }
 
 async function fsyncDir(dir: string): Promise<void> {
