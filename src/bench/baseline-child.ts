@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -15,7 +16,9 @@ import { serveIpc } from './ipc.js';
 /**
  * The baselines, each in its own process like Cairn: `fastify` (bare routes returning the same
  * JSON, with Cairn's Fastify options and multipart settings), `file` (a bare node:http server
- * piping one file) and `s3rver` (the S3 emulator writing to a temp folder).
+ * piping one file), `hash` (a bare node:http server that hashes a request body and keeps
+ * nothing: the most any Node server that checks what it receives can do on this machine) and
+ * `s3rver` (the S3 emulator writing to a temp folder).
  */
 export interface BaselineInfo {
   url: string;
@@ -45,6 +48,16 @@ async function fileServer(file: string): Promise<string> {
     res.writeHead(200, { 'content-type': 'application/octet-stream' });
     pipeline(createReadStream(file, { highWaterMark: 1024 * 1024 }), res).catch(() => res.destroy());
     req.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function hashServer(): Promise<string> {
+  const server = http.createServer((req, res) => {
+    const hash = createHash('sha256');
+    req.on('data', (chunk: Buffer) => hash.update(chunk));
+    req.on('end', () => res.end(hash.digest('hex')));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -88,6 +101,7 @@ async function main(): Promise<void> {
   let close = async () => {};
   if (mode === 'fastify') url = await fastify(arg);
   else if (mode === 'file') url = await fileServer(arg);
+  else if (mode === 'hash') url = await hashServer();
   else if (mode === 's3rver') ({ url, close } = await s3rver());
   else throw new Error(`unknown baseline ${mode}`);
   const stop = async () => {
