@@ -69,7 +69,8 @@ ${markdownTable(rows)}
   round reads a different tenant's artifact, so no monthly request quota runs out.
 - **Lists.** One tenant is seeded with the row count above straight into the store (SQLite: one
   transaction of prepared inserts; PostgreSQL: batched \`INSERT … SELECT generate_series\`, then
-  \`ANALYZE\`), including \`artifact_meta\` and \`sessions\` rows, so lists use the real indexes.
+  \`VACUUM ANALYZE\` of those tables, so autovacuum does not start on them during the timed runs),
+  including \`artifact_meta\` and \`sessions\` rows, so lists use the real indexes.
   Each shape is requested one at a time over one keep-alive connection for a fixed time, every
   request timed with the high-resolution clock (autocannon rounds to whole milliseconds): the first
   page, a page from a cursor 90 % of the way down, \`metadata.batch=b42\` (1 % of the rows) and
