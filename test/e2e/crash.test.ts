@@ -56,9 +56,11 @@ localOnly('kill -9 during uploads', () => {
         content,
         filename: `upload-${i}.bin`,
         fields: { session_id: 'crash', agent_id: `worker-${i}` },
-        // The first eight go at full speed; the rest trickle, so they are in flight at the kill.
+        // The first eight go at full speed; the rest trickle (3 MiB at 64 KiB per 250 ms: about
+        // 12 s), so they are still in flight at the kill even when a busy machine makes the fast
+        // ones take seconds.
         chunkBytes: 64 * 1024,
-        delayMs: i < 8 ? 0 : 40,
+        delayMs: i < 8 ? 0 : 250,
         onStarted: () => {
           started++;
         },
