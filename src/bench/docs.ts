@@ -48,8 +48,8 @@ ${markdownTable(rows)}
   node:http server that only hashes the body (SHA-256) and keeps nothing: on two cores the client
   and the server share the CPUs, so when the disk is fast that, not the disk, is the most any
   server checking its bytes could reach. Baseline and uploads are each the best of two runs, and
-  every run starts after a \`sync\`, so none is measured against the write-back of what came before (the
-  random file, the seeded rows, the previous upload).
+  every run starts after a \`sync\`, so none is measured against the write-back of what came
+  before (the random file, the seeded rows, the previous upload).
 - **Server memory** is the peak RSS of the Cairn process (sampled every 50 ms inside it) minus its RSS
   just before the upload, the larger of the two runs.
 - **Download** fetches the signed URL from \`download-url\` with a plain node:http client; the
