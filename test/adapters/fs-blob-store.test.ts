@@ -8,6 +8,7 @@ import { buffer, text } from 'node:stream/consumers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FsBlobStore, SMALL_BLOB_BYTES, SMALL_BLOBS_FILE } from '../../src/adapters/fs-blobs/fs-blob-store.js';
 import { blobStoreContract } from '../contract/blob-store.contract.js';
+import { eventually } from '../helpers/e2e.js';
 import { localBlobNames } from '../helpers/server.js';
 
 async function tempRoot() {
@@ -68,7 +69,9 @@ describe('FsBlobStore specifics', () => {
     const source = new Readable({ read() {} });
     const staging = store.stage(source, 10_000_000);
     source.push(Buffer.alloc(sent));
-    setTimeout(() => source.destroy(new Error('aborted')), 20);
+    const spilled = sent > SMALL_BLOB_BYTES ? 1 : 0;
+    await eventually(async () => (await readdir(path.join(root, '.staging'))).length === spilled, 5000, 'staging');
+    source.destroy(new Error('aborted'));
     await expect(staging).rejects.toThrow();
     expect(await readdir(path.join(root, '.staging'))).toEqual([]);
     expect(await localBlobNames(root)).toEqual([]);
