@@ -1,8 +1,5 @@
 import type { ArtifactQuery, MetadataMatch, SessionQuery } from '../../ports/metadata-store.js';
-import { SESSION_COLUMNS } from '../shared/metadata-rows.js';
-import { ARTIFACT_SELECT, metadataMatchValue } from './rows.js';
-
-const SESSION = SESSION_COLUMNS.join(', ');
+import { ARTIFACT_SELECT, metadataMatchValue, SESSION_SELECT } from './rows.js';
 
 export interface BuiltQuery {
   text: string;
@@ -129,7 +126,7 @@ export function buildSessionListQuery(tenantId: string, q: SessionQuery): BuiltQ
   if (q.createdBefore !== undefined) where.push(`first_artifact_at < ${p.add(q.createdBefore)}`);
   return {
     text:
-      `SELECT ${SESSION} FROM sessions WHERE ${where.join(' AND ')}` +
+      `SELECT ${SESSION_SELECT} FROM sessions WHERE ${where.join(' AND ')}` +
       ` ORDER BY last_artifact_at DESC, session_id DESC LIMIT ${limitLiteral(q.limit)}`,
     values: p.values,
   };

@@ -6,10 +6,12 @@ import {
   columnList,
   type LinkRecord,
   rowMappers,
+  SESSION_COLUMNS,
   type SessionRecord,
   type ArtifactRecord as SharedArtifactRecord,
   type PageRecord as SharedPageRecord,
   type TenantRecord as SharedTenantRecord,
+  TENANT_COLUMNS,
   toApiKey,
   toLink,
   toSession,
@@ -17,13 +19,16 @@ import {
 
 export { type ApiKeyRecord, type LinkRecord, type SessionRecord, toApiKey, toLink, toSession };
 
+/** Named select lists (never `*`: see `prepared`): the artifact columns of `artifacts AS a`, … */
+export const ARTIFACT_SELECT = columnList('a', ARTIFACT_COLUMNS);
+/** …the columns of `sessions` and of `tenants`, unqualified. */
+export const SESSION_SELECT = SESSION_COLUMNS.join(', ');
+export const TENANT_SELECT = TENANT_COLUMNS.join(', ');
+
 /**
  * Rows as pg returns them: int8 already numbers (database.ts), jsonb already parsed. The same
  * shapes come back from `to_jsonb(row)` in joins, so one mapper serves both.
  */
-/** The artifact columns of `artifacts AS a`, named (never `a.*`: see `prepared`). */
-export const ARTIFACT_SELECT = columnList('a', ARTIFACT_COLUMNS);
-
 export type TenantRecord = SharedTenantRecord<boolean>;
 export type ArtifactRecord = SharedArtifactRecord<Record<string, unknown>>;
 export type PageRecord = SharedPageRecord<boolean>;

@@ -18,7 +18,6 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
-import { SESSION_COLUMNS } from '../shared/metadata-rows.js';
 import { PostgresAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactsTx, retireArtifactsTx } from './artifact-writes.js';
 import { CredentialsWatch } from './credentials-watch.js';
@@ -28,6 +27,7 @@ import { runMigrations } from './migrate.js';
 import {
   type ApiKeyRecord,
   type ArtifactRecord,
+  SESSION_SELECT,
   type SessionRecord,
   type TenantRecord,
   toApiKey,
@@ -275,7 +275,7 @@ export class PostgresMetadataStore implements MetadataStore {
   async getSession(tenantId: string, sessionId: string): Promise<SessionRow | null> {
     const row = await onePrepared<SessionRecord>(
       this.q,
-      `SELECT ${SESSION_COLUMNS.join(', ')} FROM sessions WHERE tenant_id = $1 AND session_id = $2`,
+      `SELECT ${SESSION_SELECT} FROM sessions WHERE tenant_id = $1 AND session_id = $2`,
       [tenantId, sessionId],
     );
     return row ? toSession(row) : null;

@@ -1,16 +1,13 @@
 import { CairnError } from '../../core/errors.js';
 import type { PlanName } from '../../core/plans.js';
 import type { ApiKeyRow, RequestDelta, TenantRow } from '../../ports/metadata-store.js';
-import { TENANT_COLUMNS } from '../shared/metadata-rows.js';
 import { all, type Database, one, onePrepared, type Querier } from './database.js';
-import { type ApiKeyRecord, type TenantRecord, toApiKey, toTenant } from './rows.js';
+import { type ApiKeyRecord, TENANT_SELECT, type TenantRecord, toApiKey, toTenant } from './rows.js';
 
 /** Tenants, API keys, settings and the monthly request counter. */
 
 export async function getTenant(q: Querier, id: string): Promise<TenantRow | null> {
-  const row = await onePrepared<TenantRecord>(q, `SELECT ${TENANT_COLUMNS.join(', ')} FROM tenants WHERE id = $1`, [
-    id,
-  ]);
+  const row = await onePrepared<TenantRecord>(q, `SELECT ${TENANT_SELECT} FROM tenants WHERE id = $1`, [id]);
   return row ? toTenant(row) : null;
 }
 
