@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { listenerApplicationName } from '../../src/adapters/postgres/credentials-watch.js';
 import {
   buildArtifactListQuery,
@@ -199,6 +199,7 @@ if (reason && process.env.CI) {
             for (let i = 0; i < 12; i++) {
               await Promise.all([
                 a.getArtifactWithPage(tenant.id, art.id),
+                a.getArtifactWithPage(tenant.id, art.id), // with the one before: the batched statement
                 a.listArtifacts(tenant.id, { now: T0, limit: 10 }),
                 a.listArtifacts(tenant.id, { now: T0, limit: 10, metadata: [{ key: 'k', value: 'v' }] }),
                 a.listSessions(tenant.id, { limit: 10 }),
@@ -219,6 +220,29 @@ if (reason && process.env.CI) {
           }
           await reads();
           expect((await a.getArtifactWithPage(tenant.id, art.id))?.artifact).toEqual(art);
+        });
+
+        it('answers the artifact reads of one turn with one query', async () => {
+          const arts = [row(), row({ metadata: { k: 'v' } }), row()];
+          await a.pinBlob(tenant.id, sha('bytes'), 10, T0);
+          for (const art of arts) await a.insertArtifact({ artifact: art, storageLimitBytes: 1_000 });
+          // Watching the real pool (not replacing it): how many statements reach PostgreSQL.
+          const pool = (a as unknown as { db: { pool: pg.Pool } }).db.pool;
+          const query = vi.spyOn(pool, 'query');
+          try {
+            const ids = [arts[2]!.id, 'art_missing', arts[0]!.id, arts[1]!.id, arts[0]!.id];
+            const found = await Promise.all(ids.map((id) => a.getArtifactWithPage(tenant.id, id)));
+            expect(found.map((f) => f?.artifact)).toEqual([arts[2], undefined, arts[0], arts[1], arts[0]]);
+            expect(query).toHaveBeenCalledTimes(1);
+            // A read alone in its turn keeps the one-key statement.
+            expect((await a.getArtifactWithPage(tenant.id, arts[1]!.id))?.artifact).toEqual(arts[1]);
+            expect(query).toHaveBeenCalledTimes(2);
+            const statements = query.mock.calls.map(([config]) => (config as unknown as pg.QueryConfig).text);
+            expect(statements[0]).toMatch(/unnest/);
+            expect(statements[1]).not.toMatch(/unnest/);
+          } finally {
+            query.mockRestore();
+          }
         });
 
         it('one idempotency key raced from two pools yields one artifact', async () => {

@@ -6,6 +6,7 @@ import type {
   LinkRow,
   MetadataStore,
   PageInput,
+  PageRow,
   TenantRow,
 } from '../../src/ports/metadata-store.js';
 
@@ -751,6 +752,37 @@ export function metadataStoreContract(
         });
         expect(after!.artifact.status).toBe('deleted');
         expect(after!.page).toMatchObject({ live: false });
+      });
+
+      it('answers reads made together each with its own row, never another tenant’s', async () => {
+        // Made in one turn, as concurrent GETs are (an adapter may answer them with one query).
+        const a1 = await put(row(A.id, { metadata: { n: 1 } }));
+        const a2 = await put(row(A.id, { metadata: { n: 2 }, sessionId: 's' }));
+        const b1 = await put(row(B.id, { metadata: { n: 3 } }));
+        const published = await store.upsertPage(page(a2, { title: 'two' }), T0 + 1);
+        const asks: [TenantRow, ArtifactRow | { id: string }][] = [
+          [A, a2],
+          [B, a1], // A's artifact asked for as B
+          [B, b1],
+          [A, { id: 'art_unknown0000000' }],
+          [A, a1],
+          [A, b1], // B's artifact asked for as A
+          [A, a2], // twice in one batch
+        ];
+        const answers = await Promise.all(asks.map(([t, a]) => store.getArtifactWithPage(t.id, a.id)));
+        const expected = (a: ArtifactRow, p: PageRow | null = null) => ({ artifact: a, page: p });
+        expect(answers).toEqual([
+          expected(a2, published),
+          null,
+          expected(b1),
+          null,
+          expected(a1),
+          null,
+          expected(a2, published),
+        ]);
+        // Each caller gets its own objects: changing one answer does not change another.
+        answers[0]!.artifact.metadata.n = 99;
+        expect(answers[6]!.artifact.metadata).toEqual({ n: 2 });
       });
     });
 

@@ -1,5 +1,5 @@
 import type { ArtifactRow, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
-import { type Database, one, onePrepared, type Querier } from './database.js';
+import { allPrepared, type Database, one, onePrepared, type Querier } from './database.js';
 import {
   ARTIFACT_SELECT,
   type ArtifactRecord,
@@ -81,21 +81,47 @@ export async function getPageBySlug(
   return row ? { page: toPage(row.p), artifact: toArtifact(row.a), tenant: toTenant(row.t) } : null;
 }
 
-export async function getArtifactWithPage(
-  q: Querier,
-  tenantId: string,
-  id: string,
-): Promise<{ artifact: ArtifactRow; page: PageRow | null } | null> {
-  // The artifact's own columns as they are; the page (or null) as one JSON value beside them.
-  const row = await onePrepared<ArtifactRecord & { page_row: PageRecord | null }>(
+export interface ArtifactKey {
+  tenantId: string;
+  id: string;
+}
+
+export type ArtifactWithPage = { artifact: ArtifactRow; page: PageRow | null } | null;
+
+type ArtifactWithPageRecord = ArtifactRecord & { page_row: PageRecord | null };
+
+const withPage = (row: ArtifactWithPageRecord | undefined): ArtifactWithPage =>
+  row ? { artifact: toArtifact(row), page: row.page_row === null ? null : toPage(row.page_row) } : null;
+
+// The artifact's own columns as they are; the page (or null) as one JSON value beside them.
+const WITH_PAGE = `${ARTIFACT_SELECT}, to_jsonb(p.*) AS page_row`;
+const PAGE_JOIN = 'LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id';
+
+export async function getArtifactWithPage(q: Querier, tenantId: string, id: string): Promise<ArtifactWithPage> {
+  const row = await onePrepared<ArtifactWithPageRecord>(
     q,
-    `SELECT ${ARTIFACT_SELECT}, to_jsonb(p.*) AS page_row
-     FROM artifacts AS a LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id
-     WHERE a.id = $1 AND a.tenant_id = $2`,
+    `SELECT ${WITH_PAGE} FROM artifacts AS a ${PAGE_JOIN} WHERE a.id = $1 AND a.tenant_id = $2`,
     [id, tenantId],
   );
-  if (!row) return null;
-  return { artifact: toArtifact(row), page: row.page_row === null ? null : toPage(row.page_row) };
+  return withPage(row ?? undefined);
+}
+
+/**
+ * Several artifacts with their pages in one query (see TurnBatch), one answer per key in key
+ * order. The keys travel as two arrays, so every batch size shares one prepared statement; each
+ * row carries its key's position, which also answers a key asked for twice.
+ */
+export async function getArtifactsWithPages(q: Querier, keys: ArtifactKey[]): Promise<ArtifactWithPage[]> {
+  if (keys.length === 1) return [await getArtifactWithPage(q, keys[0]!.tenantId, keys[0]!.id)];
+  const rows = await allPrepared<ArtifactWithPageRecord & { key_n: number }>(
+    q,
+    `SELECT k.n AS key_n, ${WITH_PAGE}
+     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k (id, tenant_id, n)
+     JOIN artifacts AS a ON a.id = k.id AND a.tenant_id = k.tenant_id ${PAGE_JOIN}`,
+    [keys.map((k) => k.id), keys.map((k) => k.tenantId)],
+  );
+  const byPosition = new Map(rows.map((row) => [row.key_n, row]));
+  return keys.map((_, i) => withPage(byPosition.get(i + 1)));
 }
 
 export async function getPageForArtifact(q: Querier, tenantId: string, artifactId: string): Promise<PageRow | null> {

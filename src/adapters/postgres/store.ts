@@ -38,6 +38,7 @@ import {
 import * as sharing from './sharing.js';
 import * as sweeper from './sweeper.js';
 import * as tenants from './tenants.js';
+import { TurnBatch } from './turn-batch.js';
 
 export interface PostgresMetadataStoreOptions {
   /** `postgres://user:password@host:5432/database` (any libpq-style URL pg accepts). */
@@ -63,6 +64,10 @@ export class PostgresMetadataStore implements MetadataStore {
   /** Users, browser sessions and OAuth state, on the same pool (and so the same migrations). */
   readonly accounts: PostgresAccountStore;
   private readonly credentials: CredentialsWatch;
+  /** GETs of one turn share a query: the API's most frequent read (see TurnBatch). */
+  private readonly artifactReads = new TurnBatch((keys: sharing.ArtifactKey[]) =>
+    sharing.getArtifactsWithPages(this.q, keys),
+  );
 
   constructor(options: PostgresMetadataStoreOptions) {
     this.schema = options.schema;
@@ -189,11 +194,8 @@ export class PostgresMetadataStore implements MetadataStore {
     return row ? toArtifact(row) : null;
   }
 
-  async getArtifactWithPage(
-    tenantId: string,
-    id: string,
-  ): Promise<{ artifact: ArtifactRow; page: PageRow | null } | null> {
-    return sharing.getArtifactWithPage(this.q, tenantId, id);
+  async getArtifactWithPage(tenantId: string, id: string): Promise<sharing.ArtifactWithPage> {
+    return this.artifactReads.get({ tenantId, id });
   }
 
   async getArtifactAnyTenant(id: string): Promise<{ artifact: ArtifactRow; tenant: TenantRow } | null> {
