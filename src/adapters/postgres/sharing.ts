@@ -96,13 +96,15 @@ const withPage = (row: ArtifactWithPageRecord | undefined): ArtifactWithPage =>
 // The artifact's own columns as they are; the page (or null) as one JSON value beside them.
 const WITH_PAGE = `${ARTIFACT_SELECT}, to_jsonb(p.*) AS page_row`;
 const PAGE_JOIN = 'LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id';
+// Built once: a statement's text is looked up per call (see `prepared`), and a text built per
+// call would be hashed whole every time.
+const ARTIFACT_WITH_PAGE = `SELECT ${WITH_PAGE} FROM artifacts AS a ${PAGE_JOIN} WHERE a.id = $1 AND a.tenant_id = $2`;
+const ARTIFACTS_WITH_PAGES = `SELECT k.n AS key_n, ${WITH_PAGE}
+     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k (id, tenant_id, n)
+     JOIN artifacts AS a ON a.id = k.id AND a.tenant_id = k.tenant_id ${PAGE_JOIN}`;
 
 export async function getArtifactWithPage(q: Querier, tenantId: string, id: string): Promise<ArtifactWithPage> {
-  const row = await onePrepared<ArtifactWithPageRecord>(
-    q,
-    `SELECT ${WITH_PAGE} FROM artifacts AS a ${PAGE_JOIN} WHERE a.id = $1 AND a.tenant_id = $2`,
-    [id, tenantId],
-  );
+  const row = await onePrepared<ArtifactWithPageRecord>(q, ARTIFACT_WITH_PAGE, [id, tenantId]);
   return withPage(row ?? undefined);
 }
 
@@ -113,13 +115,10 @@ export async function getArtifactWithPage(q: Querier, tenantId: string, id: stri
  */
 export async function getArtifactsWithPages(q: Querier, keys: ArtifactKey[]): Promise<ArtifactWithPage[]> {
   if (keys.length === 1) return [await getArtifactWithPage(q, keys[0]!.tenantId, keys[0]!.id)];
-  const rows = await allPrepared<ArtifactWithPageRecord & { key_n: number }>(
-    q,
-    `SELECT k.n AS key_n, ${WITH_PAGE}
-     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k (id, tenant_id, n)
-     JOIN artifacts AS a ON a.id = k.id AND a.tenant_id = k.tenant_id ${PAGE_JOIN}`,
-    [keys.map((k) => k.id), keys.map((k) => k.tenantId)],
-  );
+  const rows = await allPrepared<ArtifactWithPageRecord & { key_n: number }>(q, ARTIFACTS_WITH_PAGES, [
+    keys.map((k) => k.id),
+    keys.map((k) => k.tenantId),
+  ]);
   const byPosition = new Map(rows.map((row) => [row.key_n, row]));
   return keys.map((_, i) => withPage(byPosition.get(i + 1)));
 }

@@ -40,6 +40,9 @@ import * as sweeper from './sweeper.js';
 import * as tenants from './tenants.js';
 import { TurnBatch } from './turn-batch.js';
 
+// Built once, like every statement text with a select list spliced in (see ARTIFACT_WITH_PAGE).
+const GET_SESSION = `SELECT ${SESSION_SELECT} FROM sessions WHERE tenant_id = $1 AND session_id = $2`;
+
 export interface PostgresMetadataStoreOptions {
   /** `postgres://user:password@host:5432/database` (any libpq-style URL pg accepts). */
   connectionString: string;
@@ -275,11 +278,7 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async getSession(tenantId: string, sessionId: string): Promise<SessionRow | null> {
-    const row = await onePrepared<SessionRecord>(
-      this.q,
-      `SELECT ${SESSION_SELECT} FROM sessions WHERE tenant_id = $1 AND session_id = $2`,
-      [tenantId, sessionId],
-    );
+    const row = await onePrepared<SessionRecord>(this.q, GET_SESSION, [tenantId, sessionId]);
     return row ? toSession(row) : null;
   }
 

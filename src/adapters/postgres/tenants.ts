@@ -6,8 +6,11 @@ import { type ApiKeyRecord, TENANT_SELECT, type TenantRecord, toApiKey, toTenant
 
 /** Tenants, API keys, settings and the monthly request counter. */
 
+// Built once, like every statement text with a select list spliced in (see ARTIFACT_WITH_PAGE).
+const GET_TENANT = `SELECT ${TENANT_SELECT} FROM tenants WHERE id = $1`;
+
 export async function getTenant(q: Querier, id: string): Promise<TenantRow | null> {
-  const row = await onePrepared<TenantRecord>(q, `SELECT ${TENANT_SELECT} FROM tenants WHERE id = $1`, [id]);
+  const row = await onePrepared<TenantRecord>(q, GET_TENANT, [id]);
   return row ? toTenant(row) : null;
 }
 

@@ -76,7 +76,7 @@ export class SqliteAccountStore implements AccountStore {
 
   async getUserByEmail(email: string): Promise<Principal | null> {
     const v = this.c.getValues(
-      `SELECT ${USER_TENANT.list} FROM users AS u JOIN tenants AS t ON t.id = u.tenant_id WHERE u.email = ?`,
+      USER_TENANT.select('FROM users AS u JOIN tenants AS t ON t.id = u.tenant_id WHERE u.email = ?'),
       email,
     );
     return v ? principalOf(USER_TENANT, v) : null;
@@ -97,9 +97,8 @@ export class SqliteAccountStore implements AccountStore {
   async getBrowserSession(idHash: string): Promise<(Principal & { session: BrowserSessionRow }) | null> {
     const J = SESSION_PRINCIPAL;
     const v = this.c.getValues(
-      `SELECT ${J.list}
-       FROM browser_sessions AS s JOIN users AS u ON u.id = s.user_id JOIN tenants AS t ON t.id = u.tenant_id
-       WHERE s.id_hash = ?`,
+      J.select(`FROM browser_sessions AS s JOIN users AS u ON u.id = s.user_id JOIN tenants AS t ON t.id = u.tenant_id
+       WHERE s.id_hash = ?`),
       idHash,
     );
     if (!v) return null;
@@ -248,10 +247,9 @@ export class SqliteAccountStore implements AccountStore {
   ): Promise<(Principal & { token: OAuthTokenRow; grant: OAuthGrantRow }) | null> {
     const J = TOKEN_PRINCIPAL;
     const v = this.c.getValues(
-      `SELECT ${J.list}
-       FROM oauth_tokens AS k JOIN oauth_grants AS g ON g.id = k.grant_id
+      J.select(`FROM oauth_tokens AS k JOIN oauth_grants AS g ON g.id = k.grant_id
        JOIN users AS u ON u.id = g.user_id JOIN tenants AS t ON t.id = g.tenant_id
-       WHERE k.hash = ? AND k.kind = ? AND g.revoked_at IS NULL`,
+       WHERE k.hash = ? AND k.kind = ? AND g.revoked_at IS NULL`),
       hash,
       kind,
     );
@@ -270,9 +268,8 @@ export class SqliteAccountStore implements AccountStore {
     return this.c.write(() => {
       const J = TOKEN_GRANT;
       const v = this.c.getValues(
-        `SELECT ${J.list}
-         FROM oauth_tokens AS k JOIN oauth_grants AS g ON g.id = k.grant_id
-         WHERE k.hash = ? AND k.kind = 'refresh' AND g.revoked_at IS NULL`,
+        J.select(`FROM oauth_tokens AS k JOIN oauth_grants AS g ON g.id = k.grant_id
+         WHERE k.hash = ? AND k.kind = 'refresh' AND g.revoked_at IS NULL`),
         hash,
       );
       if (!v) return null;

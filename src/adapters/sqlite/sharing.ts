@@ -43,9 +43,8 @@ const LINK_ARTIFACT_TENANT = new JoinedColumns({ l: LINK_COLUMNS, a: ARTIFACT_CO
 export function getLink(c: Connection, id: string): { link: LinkRow; artifact: ArtifactRow; tenant: TenantRow } | null {
   const J = LINK_ARTIFACT_TENANT;
   const v = c.getValues(
-    `SELECT ${J.list}
-     FROM links AS l JOIN artifacts AS a ON a.id = l.artifact_id JOIN tenants AS t ON t.id = a.tenant_id
-     WHERE l.id = ?`,
+    J.select(`FROM links AS l JOIN artifacts AS a ON a.id = l.artifact_id JOIN tenants AS t ON t.id = a.tenant_id
+     WHERE l.id = ?`),
     id,
   );
   if (!v) return null;
@@ -88,9 +87,8 @@ export function getPageBySlug(
 ): { page: PageRow; artifact: ArtifactRow; tenant: TenantRow } | null {
   const J = PAGE_ARTIFACT_TENANT;
   const v = c.getValues(
-    `SELECT ${J.list}
-     FROM pages AS p JOIN artifacts AS a ON a.id = p.artifact_id JOIN tenants AS t ON t.id = a.tenant_id
-     WHERE p.slug = ?`,
+    J.select(`FROM pages AS p JOIN artifacts AS a ON a.id = p.artifact_id JOIN tenants AS t ON t.id = a.tenant_id
+     WHERE p.slug = ?`),
     slug,
   );
   if (!v) return null;
@@ -111,9 +109,8 @@ export function getArtifactWithPage(
 ): { artifact: ArtifactRow; page: PageRow | null } | null {
   const J = ARTIFACT_PAGE;
   const v = c.getValues(
-    `SELECT ${J.list}
-     FROM artifacts AS a LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id
-     WHERE a.id = ? AND a.tenant_id = ?`,
+    J.select(`FROM artifacts AS a LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id
+     WHERE a.id = ? AND a.tenant_id = ?`),
     id,
     tenantId,
   );

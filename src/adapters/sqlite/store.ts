@@ -179,7 +179,7 @@ export class SqliteMetadataStore implements MetadataStore {
   async getArtifactAnyTenant(id: string): Promise<{ artifact: ArtifactRow; tenant: TenantRow } | null> {
     const J = ARTIFACT_TENANT;
     const v = this.c.getValues(
-      `SELECT ${J.list} FROM artifacts AS a JOIN tenants AS t ON t.id = a.tenant_id WHERE a.id = ?`,
+      J.select('FROM artifacts AS a JOIN tenants AS t ON t.id = a.tenant_id WHERE a.id = ?'),
       id,
     );
     if (!v) return null;
