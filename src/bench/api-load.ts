@@ -60,25 +60,35 @@ export function getLoad(url: string, target: GetTarget, seconds: number): Promis
   });
 }
 
-/** Latency of the four list shapes, one request at a time (no queueing), newest 50 each. */
+const LIST_PATHS: Record<ListShape, (seeded: Seeded) => string> = {
+  'first page': () => '/v1/artifacts?limit=50',
+  'deep cursor page': (seeded) => `/v1/artifacts?limit=50&cursor=${seeded.deepCursor}`,
+  'metadata.k=v page': (seeded) => `/v1/artifacts?limit=50&${seeded.metadataFilter}`,
+  'session_id page': (seeded) => `/v1/artifacts?limit=50&session_id=${seeded.sessionId}`,
+};
+
+/** Latency of one list shape, one request at a time (no queueing), newest 50. */
+export async function listLoad(
+  url: string,
+  key: string,
+  seeded: Seeded,
+  shape: ListShape,
+  d: Durations,
+): Promise<LoadResult> {
+  const target = url + LIST_PATHS[shape](seeded);
+  if (d.warm > 0) await sequentialLatency(target, auth(key), Math.min(d.warm, 1));
+  return sequentialLatency(target, auth(key), d.list);
+}
+
+/** Latency of the four list shapes, one after the other. */
 export async function listLoads(
   url: string,
   key: string,
   seeded: Seeded,
   d: Durations,
 ): Promise<Record<ListShape, LoadResult>> {
-  const paths: Record<ListShape, string> = {
-    'first page': '/v1/artifacts?limit=50',
-    'deep cursor page': `/v1/artifacts?limit=50&cursor=${seeded.deepCursor}`,
-    'metadata.k=v page': `/v1/artifacts?limit=50&${seeded.metadataFilter}`,
-    'session_id page': `/v1/artifacts?limit=50&session_id=${seeded.sessionId}`,
-  };
   const out: Partial<Record<ListShape, LoadResult>> = {};
-  for (const shape of LIST_SHAPES) {
-    const target = url + paths[shape];
-    if (d.warm > 0) await sequentialLatency(target, auth(key), Math.min(d.warm, 1));
-    out[shape] = await sequentialLatency(target, auth(key), d.list);
-  }
+  for (const shape of LIST_SHAPES) out[shape] = await listLoad(url, key, seeded, shape, d);
   return out as Record<ListShape, LoadResult>;
 }
 

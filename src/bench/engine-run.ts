@@ -5,6 +5,7 @@ import {
   getLoad,
   LIST_SHAPES,
   type ListShape,
+  listLoad,
   listLoads,
 } from './api-load.js';
 import type { CairnChildInfo } from './cairn-child.js';
@@ -62,18 +63,12 @@ export async function prepareEngine(
 ): Promise<EngineServer> {
   let cairn = await startCairn(dataDir, env);
   const tenants: Record<string, Tenant> = {};
-  const getNames = Array.from({ length: rounds }, (_, i) => `get-${i + 1}`);
   let getTargets: EngineServer['getTargets'];
   try {
-    for (const name of [...tenantNames, 'get-warm', ...getNames, 'list']) {
+    for (const name of [...tenantNames, 'list']) {
       tenants[name] = await cairn.call<Tenant>('tenant', { name, plan: 'pro' });
     }
-    const target = async (name: string) => {
-      const key = tenants[name]!.apiKey;
-      return { key, id: await smallArtifact(cairn.info.apiUrl, key) };
-    };
-    getTargets = { warm: await target('get-warm'), rounds: [] };
-    for (const name of getNames) getTargets.rounds.push(await target(name));
+    getTargets = await newGetTargets(cairn, 'get', rounds);
   } finally {
     await cairn.stop();
   }
@@ -82,32 +77,78 @@ export async function prepareEngine(
   return { cairn, tenants, getTargets, seeded };
 }
 
+/**
+ * GET targets for one series of runs (a warm-up and `rounds` measured runs): a new tenant with
+ * one small artifact each, so that no tenant's monthly request quota runs out. `prefix` keeps
+ * the tenant names of several series apart.
+ */
+export async function newGetTargets(
+  cairn: BenchChild<CairnChildInfo>,
+  prefix: string,
+  rounds: number,
+): Promise<EngineServer['getTargets']> {
+  const target = async (name: string) => {
+    const { apiKey } = await cairn.call<Tenant>('tenant', { name: `${prefix}-${name}`, plan: 'pro' });
+    return { key: apiKey, id: await smallArtifact(cairn.info.apiUrl, apiKey) };
+  };
+  const targets: EngineServer['getTargets'] = { warm: await target('warm'), rounds: [] };
+  for (let i = 1; i <= rounds; i++) targets.rounds.push(await target(String(i)));
+  return targets;
+}
+
 export interface EngineFigures {
   get: LoadResult;
   lists: Record<ListShape, LoadResult>;
 }
 
-/**
- * GET throughput (the best of `d.rounds` runs, alternating with `baselineGet`'s runs when given)
- * and the list latencies.
- */
+/** GET throughput (the best of `d.rounds` runs, alternating with `baselineGet`'s) and the list latencies. */
 export async function measureEngine(
   server: EngineServer,
   d: Durations,
-  baselineGet?: (seconds: number) => Promise<LoadResult>,
-): Promise<EngineFigures & { baselineGet?: LoadResult }> {
+  baselineGet: (seconds: number) => Promise<LoadResult>,
+): Promise<EngineFigures & { baselineGet: LoadResult }> {
   const url = server.cairn.info.apiUrl;
   const { warm, rounds } = server.getTargets;
-  const cairnGet = (round: number, seconds: number) => getLoad(url, round < 0 ? warm : rounds[round]!, seconds);
-  const sides = baselineGet ? (['baseline', 'cairn'] as const) : (['cairn'] as const);
-  const best: Partial<Record<'baseline' | 'cairn', LoadResult>> = await alternating<'baseline' | 'cairn'>(
-    sides,
+  const best = await alternating(
+    ['baseline', 'cairn'] as const,
     d,
-    (side, round, seconds) => (side === 'cairn' ? cairnGet(round, seconds) : baselineGet!(seconds)),
+    (side, round, seconds) =>
+      side === 'cairn' ? getLoad(url, round < 0 ? warm : rounds[round]!, seconds) : baselineGet(seconds),
     d.get,
   );
   const lists = await listLoads(url, server.tenants.list!.apiKey, server.seeded, d);
-  return { get: best.cairn!, lists, ...(best.baseline ? { baselineGet: best.baseline } : {}) };
+  return { get: best.cairn, lists, baselineGet: best.baseline };
+}
+
+/**
+ * The same figures for two engines measured side by side, so that their ratio compares the
+ * engines rather than two moments of a shared machine: GET runs alternate between the two (the
+ * best of each), and each list shape is measured on one, then at once on the other.
+ */
+export async function measureSideBySide<S extends string>(
+  servers: Record<S, EngineServer>,
+  d: Durations,
+): Promise<Record<S, EngineFigures>> {
+  const sides = Object.keys(servers) as S[];
+  const get = await alternating(
+    sides,
+    d,
+    (side, round, seconds) => {
+      const { cairn, getTargets } = servers[side];
+      return getLoad(cairn.info.apiUrl, round < 0 ? getTargets.warm : getTargets.rounds[round]!, seconds);
+    },
+    d.get,
+  );
+  const lists = Object.fromEntries(sides.map((side) => [side, {}])) as Record<S, Partial<EngineFigures['lists']>>;
+  for (const shape of LIST_SHAPES) {
+    for (const side of sides) {
+      const { cairn, tenants, seeded } = servers[side];
+      lists[side][shape] = await listLoad(cairn.info.apiUrl, tenants.list!.apiKey, seeded, shape, d);
+    }
+  }
+  return Object.fromEntries(
+    sides.map((side) => [side, { get: get[side], lists: lists[side] as EngineFigures['lists'] }]),
+  ) as Record<S, EngineFigures>;
 }
 
 export { LIST_SHAPES };

@@ -6,7 +6,16 @@ import { type Durations, getLoad } from './api-load.js';
 import type { BaselineInfo } from './baseline-child.js';
 import { bigFileBench, writeRandomFile } from './big-files.js';
 import { benchmarksMarkdown, handWrittenPart } from './docs.js';
-import { type EngineFigures, LIST_SHAPES, measureEngine, prepareEngine } from './engine-run.js';
+import {
+  type EngineFigures,
+  type EngineServer,
+  LIST_SHAPES,
+  measureEngine,
+  measureSideBySide,
+  newGetTargets,
+  prepareEngine,
+  startCairn,
+} from './engine-run.js';
 import { childEnv, startChild } from './ipc.js';
 import { machine, ms, type ResultRow, ratio, rps, textTable } from './report.js';
 import { dropSchema, seedPostgres, seedSqlite } from './seed.js';
@@ -71,7 +80,10 @@ function listRows(label: string, figures: EngineFigures, sqlite?: EngineFigures)
   });
 }
 
-async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]; figures: EngineFigures }> {
+/** What the PostgreSQL part needs of the SQLite part: its data folder, tenants and seeded list. */
+type SqliteEngine = Omit<EngineServer, 'cairn' | 'getTargets'> & { dataDir: string };
+
+async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]; engine: SqliteEngine }> {
   const dataDir = path.join(root, 'data-sqlite');
   log(`SQLite: preparing tenants and seeding ${s.rows} rows`);
   const t0 = Date.now();
@@ -110,7 +122,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
       log('GET: Cairn alternating with a bare Fastify baseline, then lists');
       const measured = await measureEngine(server, s.d, (seconds) => getLoad(bare.info.url, { key: 'x', id }, seconds));
       figures = measured;
-      const bareGet = measured.baselineGet!;
+      const bareGet = measured.baselineGet;
       rows.push({
         name: 'GET /v1/artifacts/{id}, 50 connections',
         cairn: `${rps(figures.get.reqPerSec)} (p50 ${ms(figures.get.p50)}, p99 ${ms(figures.get.p99)})`,
@@ -133,13 +145,18 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
     } finally {
       await bare.stop();
     }
-    return { rows, figures };
+    return { rows, engine: { dataDir, tenants: server.tenants, seeded: server.seeded } };
   } finally {
     await server.cairn.stop();
   }
 }
 
-async function postgresRun(root: string, url: string, s: Settings, sqlite: EngineFigures): Promise<ResultRow[]> {
+/**
+ * PostgreSQL against SQLite, side by side: the SQLite Cairn of the first part starts again on
+ * its data folder (new GET tenants, the same seeded list), so every PostgreSQL figure is compared
+ * with a SQLite one measured next to it (see measureSideBySide).
+ */
+async function postgresRun(root: string, url: string, s: Settings, sqliteEngine: SqliteEngine): Promise<ResultRow[]> {
   const schema = `cairn_bench_${randomBytes(4).toString('hex')}`;
   const env = { CAIRN_DATABASE_URL: url, CAIRN_DATABASE_SCHEMA: schema };
   try {
@@ -149,22 +166,30 @@ async function postgresRun(root: string, url: string, s: Settings, sqlite: Engin
       seedPostgres(url, schema, tenantId, s.rows, Date.now()),
     );
     log(`PostgreSQL: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const sqliteCairn = await startCairn(sqliteEngine.dataDir, {});
     try {
-      log('GET + lists: Cairn on PostgreSQL');
-      const pg = await measureEngine(server, s.d);
-      const r = pg.get.reqPerSec / sqlite.get.reqPerSec;
+      const sqlite: EngineServer = {
+        ...sqliteEngine,
+        cairn: sqliteCairn,
+        getTargets: await newGetTargets(sqliteCairn, 'cmp', s.d.rounds),
+      };
+      log('GET + lists: Cairn on PostgreSQL beside Cairn on SQLite');
+      const both = await measureSideBySide({ postgres: server, sqlite }, s.d);
+      const pg = both.postgres;
+      const r = pg.get.reqPerSec / both.sqlite.get.reqPerSec;
       return [
         {
           name: 'GET /v1/artifacts/{id}, 50 connections (PostgreSQL)',
           cairn: `${rps(pg.get.reqPerSec)} (p50 ${ms(pg.get.p50)}, p99 ${ms(pg.get.p99)})`,
-          baseline: `SQLite ${rps(sqlite.get.reqPerSec)}`,
+          baseline: `SQLite ${rps(both.sqlite.get.reqPerSec)}`,
           figure: ratio(r),
           target: '≥ 0.5× of SQLite',
           pass: r >= 0.5,
         },
-        ...listRows(`${s.rows.toLocaleString('en-US')} rows, PostgreSQL`, pg, sqlite),
+        ...listRows(`${s.rows.toLocaleString('en-US')} rows, PostgreSQL`, pg, both.sqlite),
       ];
     } finally {
+      await sqliteCairn.stop();
       await server.cairn.stop();
     }
   } finally {
@@ -183,7 +208,7 @@ export async function main(argv: string[]): Promise<number> {
     const sqlite = await sqliteRun(root, s);
     rows.push(...sqlite.rows);
     const pgUrl = process.env.CAIRN_BENCH_DATABASE_URL || process.env.CAIRN_TEST_DATABASE_URL;
-    if (pgUrl) rows.push(...(await postgresRun(root, pgUrl, s, sqlite.figures)));
+    if (pgUrl) rows.push(...(await postgresRun(root, pgUrl, s, sqlite.engine)));
     else log('PostgreSQL skipped: set CAIRN_BENCH_DATABASE_URL or CAIRN_TEST_DATABASE_URL');
   } finally {
     await rm(root, { recursive: true, force: true });
