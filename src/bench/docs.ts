@@ -69,7 +69,8 @@ ${markdownTable(rows)}
   round reads a different tenant's artifact, so no monthly request quota runs out.
 - **Lists.** One tenant is seeded with the row count above straight into the store (SQLite: one
   transaction of prepared inserts; PostgreSQL: batched \`INSERT … SELECT generate_series\`, then
-  \`VACUUM ANALYZE\` of those tables, so autovacuum does not start on them during the timed runs),
+  \`VACUUM ANALYZE\` of those tables and a \`CHECKPOINT\`, so neither autovacuum nor the checkpoint
+  the seed's WAL calls for runs during the timed runs),
   including \`artifact_meta\` and \`sessions\` rows, so lists use the real indexes.
   Each shape is requested one at a time over one keep-alive connection for a fixed time, every
   request timed with the high-resolution clock (autocannon rounds to whole milliseconds): the first
