@@ -164,6 +164,21 @@ describe('FsBlobStore small blobs', () => {
     expect(await text(await store.read(again))).toBe('kept across restarts');
   });
 
+  it('closing lets the small commits and deletes already asked for finish, so none is lost or fails', async () => {
+    const kept = await put(store, Buffer.from('to delete'));
+    const staged = await store.stage(Readable.from([Buffer.from('committed during close')]), 100);
+    // Both still queued for their group commit (it runs a turn later) when close starts.
+    const commit = store.commit(staged, `t1/${staged.sha256}`);
+    const removal = store.delete(kept);
+    await store.close();
+    await expect(commit).resolves.toBeUndefined();
+    await expect(removal).resolves.toBeUndefined();
+    store = new FsBlobStore({ root });
+    await store.init();
+    expect(await text(await store.read(`t1/${staged.sha256}`))).toBe('committed during close');
+    expect(await store.stat(kept)).toBeNull();
+  });
+
   it('deletes a key from both places: a file written before small blobs moved into SQLite, and its row', async () => {
     const data = Buffer.from('stored twice');
     const key = await put(store, data);

@@ -43,11 +43,13 @@ export class SmallBlobs {
   }
 
   /** Stores `bytes` under `key` (kept as they are if the key holds bytes already); durable once resolved. */
-  async put(key: string, bytes: Buffer): Promise<void> {
-    await this.c.writeTogether(() =>
-      this.c.run('INSERT INTO small_blobs (key, bytes) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', key, bytes),
-    );
-    await this.syncWal();
+  put(key: string, bytes: Buffer): Promise<void> {
+    return this.tracked(async () => {
+      await this.c.writeTogether(() =>
+        this.c.run('INSERT INTO small_blobs (key, bytes) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', key, bytes),
+      );
+      await this.syncWal();
+    });
   }
 
   get(key: string): Buffer | null {
@@ -59,16 +61,29 @@ export class SmallBlobs {
   }
 
   /** Removes the blob; durable once resolved, so it cannot come back after a crash. */
-  async delete(key: string): Promise<void> {
-    const removed = await this.c.writeTogether(() => this.c.run('DELETE FROM small_blobs WHERE key = ?', key));
-    if (removed > 0) await this.syncWal();
+  delete(key: string): Promise<void> {
+    return this.tracked(async () => {
+      const removed = await this.c.writeTogether(() => this.c.run('DELETE FROM small_blobs WHERE key = ?', key));
+      if (removed > 0) await this.syncWal();
+    });
   }
 
+  /** Lets every put and delete already asked for finish (committed and synced) first. */
   async close(): Promise<void> {
-    await this.pending?.catch(() => {});
-    await this.running?.catch(() => {});
+    await Promise.allSettled(this.inFlight);
     await this.wal.close();
     this.c.close();
+  }
+
+  /** Puts and deletes not yet durable: a write still queued for its group commit, or its sync. */
+  private readonly inFlight = new Set<Promise<void>>();
+
+  private tracked(op: () => Promise<void>): Promise<void> {
+    const p = op();
+    this.inFlight.add(p);
+    const forget = () => this.inFlight.delete(p);
+    p.then(forget, forget);
+    return p;
   }
 
   /** The `fdatasync` in flight, if any. */
