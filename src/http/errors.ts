@@ -42,14 +42,12 @@ export function toCairnError(err: unknown): CairnError | null {
 }
 
 /**
- * The client hung up before its request had fully arrived (a cancelled or crashed upload): the
- * error the handler saw (ERR_STREAM_PREMATURE_CLOSE, ECONNRESET, "aborted") is its consequence.
- */
-/**
- * The client went away before sending its whole request: its connection is gone. Not merely a
- * destroyed request stream, which is also what an upload refused mid-body leaves behind (staging
- * stops reading by destroying its source, possibly before Node saw the end of a body that
- * arrived whole); that client is still there to read the refusal.
+ * The client hung up before its request had fully arrived (a cancelled or crashed upload): its
+ * connection is gone, and the error the handler saw (ERR_STREAM_PREMATURE_CLOSE, ECONNRESET,
+ * "aborted") is its consequence. Not merely a destroyed request stream, which is also what an
+ * upload refused mid-body leaves behind (staging stops reading by destroying its source, possibly
+ * before Node saw the end of a body that arrived whole); that client is still there to read the
+ * refusal.
  */
 function clientAborted(request: FastifyRequest): boolean {
   const raw = request.raw;

@@ -51,7 +51,10 @@ export class FsBlobStore implements BlobStore {
     return this.small;
   }
 
-  /** The only way from a key to a path: keys that do not match the shape never touch the disk. */
+  /**
+   * The only way from a key to a path, and the check of every key: each method calls it first,
+   * small blobs included, so keys that do not match the shape never reach the disk or SQLite.
+   */
   private pathOf(key: string): string {
     const m = KEY.exec(key);
     if (!m) throw new Error(`invalid blob key: ${JSON.stringify(key).slice(0, 100)}`);
