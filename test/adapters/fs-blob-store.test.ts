@@ -55,7 +55,14 @@ describe('FsBlobStore specifics', () => {
     ]) {
       await expect(store.read(key)).rejects.toThrow(/invalid blob key/);
       await expect(store.delete(key)).rejects.toThrow(/invalid blob key/);
+      await expect(store.stat(key)).rejects.toThrow(/invalid blob key/);
+      // A small blob (kept in SQLite, not as a file) is refused under such a key too.
+      const staged = await store.stage(Readable.from([Buffer.from('small')]), 100);
+      await expect(store.commit(staged, key)).rejects.toThrow(/invalid blob key/);
+      await store.discard(staged);
     }
+    expect(await localBlobNames(root)).toEqual([]);
+    await store.close();
     await cleanup();
   });
 
