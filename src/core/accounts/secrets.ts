@@ -1,11 +1,11 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { randomAlnum } from '../ids.js';
 
 /**
  * Secrets handed to browsers and OAuth clients. Each carries ~250 random bits, so a fast hash is
  * enough to store it: the database only ever holds `hashSecret(secret)`.
  */
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
 
 export const newSessionId = () => randomAlnum(43);
 export const newAuthCode = () => `mcp_ac_${randomAlnum(43)}`;
