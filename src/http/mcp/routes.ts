@@ -10,6 +10,7 @@ import type { Caller } from '../../core/tenants.js';
 import { CoreCairnApi } from '../../mcp/hosted/core-api.js';
 import { createHostedServer, type HostedServerOptions } from '../../mcp/hosted/server.js';
 import { bearerToken, chargeClientIp } from '../auth.js';
+import { eachRateHeader } from '../rate-headers.js';
 import { type OriginPolicy, refuseHostOrOrigin } from './origin-guard.js';
 
 /** Base64 of a 10 MB store_artifact plus the JSON-RPC around it. */
@@ -115,9 +116,7 @@ export function hostedMcpRoutes(app: FastifyInstance, core: Core, accounts: Acco
       if (!conn) throw new Error('MCP guard did not run');
       const decision = await core.access.admit(conn.caller, { quota: quotaFor(request.body) });
       // The transport writes the raw response; headers set here are merged into it.
-      reply.raw.setHeader('X-RateLimit-Limit', String(decision.limit));
-      reply.raw.setHeader('X-RateLimit-Remaining', String(decision.remaining));
-      reply.raw.setHeader('X-RateLimit-Reset', String(decision.resetAt));
+      eachRateHeader(decision, (name, value) => reply.raw.setHeader(name, value));
       const server = createHostedServer({
         client: new CoreCairnApi(core, conn.caller),
         tier: conn.tier,
