@@ -27,8 +27,8 @@ function answering(socket: Socket): boolean {
  * and is cut if still open a second later.
  *
  * Only connections are followed, not requests: whether a socket is answering is read from Node
- * at shutdown, so the request path carries no hook or listener for this (it used to cost a
- * listener per response, ~5 % of a small GET's CPU).
+ * at shutdown, so the request path carries no hook or listener for this (a hook and a `close`
+ * listener per response used to cost a few per cent of a small GET's CPU).
  */
 export class ConnectionDrain {
   private readonly open = new Map<Socket, { endedAt: number | null }>();
