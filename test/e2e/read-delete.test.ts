@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/ports/clock.js';
 import { expectError, fetchBytes, HOUR_MS, ISO_MS, put, sha256, uploadMultipart } from '../helpers/e2e.js';
@@ -12,6 +15,24 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.close();
 });
+
+/** GET that takes each chunk only a moment after the last, so the server's socket stays full. */
+function slowGet(url: string, range?: string): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers: range ? { range } : {} }, (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => {
+          parts.push(chunk);
+          res.pause();
+          void sleep(1).then(() => res.resume());
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts) }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
 
 describe('GET /v1/artifacts/{id}', () => {
   it('returns the record with page: null', async () => {
@@ -164,6 +185,27 @@ describe('GET /v1/artifacts/{id}/download-url', () => {
     // The key never travels to the content origin, and the API is not served there.
     expect((await fetchBytes(`${s.contentUrl}/v1/whoami`, { authorization: `Bearer ${s.apiKey}` })).status).toBe(404);
     expect((await fetchBytes(`${s.contentUrl}/v1/artifacts/${a.artifact_id}`)).status).toBe(404);
+  });
+
+  it('streams a file-sized blob intact to clients that read slowly, whole, in ranges and side by side', async () => {
+    // The content origin reuses its read buffers once the response has flushed them. More than
+    // loopback's socket buffers hold, and not a whole number of 1 MiB reads, so that with slow
+    // readers the server's writes wait: reusing a buffer too early shows here as wrong bytes.
+    const content = randomBytes(24 * 1024 * 1024 + 333);
+    const up = await uploadMultipart(s.apiUrl, s.apiKey, { content, filename: 'big.bin' });
+    expect(up.status, up.text).toBe(201);
+    const url = (await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${up.json.artifact_id}/download-url`)).json
+      .download_url;
+    const [whole, range, other] = await Promise.all([
+      slowGet(url),
+      slowGet(url, 'bytes=1048000-3146000'),
+      slowGet(url),
+    ]);
+    expect(whole.status).toBe(200);
+    expect(sha256(whole.body)).toBe(up.json.content_hash);
+    expect(other.body.equals(content)).toBe(true);
+    expect(range.status).toBe(206);
+    expect(range.body.equals(content.subarray(1048000, 3146001))).toBe(true);
   });
 
   it('serves byte ranges: 206, suffix ranges, 416; If-None-Match → 304', async () => {

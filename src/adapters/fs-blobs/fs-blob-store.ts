@@ -4,9 +4,10 @@ import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from 
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob-store.js';
+import type { BlobStore, ByteRange, ReadOptions, StagedBlob } from '../../ports/blob-store.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { DurableFileSink } from './durable-file-sink.js';
+import { RecyclingFileStream } from './recycling-file-stream.js';
 import { SmallBlobs } from './small-blobs.js';
 
 const KEY = /^([A-Za-z0-9_]{1,64})\/([0-9a-f]{64})$/;
@@ -145,13 +146,22 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async read(key: string, range?: ByteRange): Promise<Readable> {
+  async read(key: string, range?: ByteRange, opts: ReadOptions = {}): Promise<Readable> {
     const file = this.pathOf(key);
     const small = this.smallBlobs().get(key);
     if (small)
       return Readable.from([range ? small.subarray(range.start, range.end + 1) : small], { objectMode: false });
     // Opening first turns a missing file into a rejection here rather than a stream error later.
     const handle = await open(file, 'r');
+    if (opts.pipedInto) {
+      try {
+        const end = range ? range.end + 1 : (await handle.stat()).size;
+        return new RecyclingFileStream(handle, range?.start ?? 0, end, opts.pipedInto);
+      } catch (err) {
+        await handle.close();
+        throw err;
+      }
+    }
     return createReadStream('', {
       fd: handle,
       highWaterMark: CHUNK,
