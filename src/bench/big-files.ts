@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { open, readdir, rm, stat } from 'node:fs/promises';
+import { freemem } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
@@ -14,11 +15,26 @@ const run = promisify(execFile);
 const MIB = 1024 * 1024;
 
 /**
- * Writes back every dirty page before a timed transfer: the random source file, the million seeded
- * rows and the previous upload leave gigabytes of them, and whichever transfer ran while the
- * kernel was flushing them would be measured against that flush.
+ * Prepares the machine for a timed transfer, the same way for Cairn and every baseline.
+ *
+ * First `sync`: the random source file, the million seeded rows and the previous upload leave
+ * gigabytes of dirty pages, and whichever transfer ran while the kernel was writing them back
+ * would be measured against that.
+ *
+ * Then a child process fills a quarter more memory than the file's size and exits. Virtual machines like this one back
+ * guest memory lazily and take free memory back a few seconds after it is freed (virtio-balloon
+ * free page reporting), so the first write to such a page traps to the hypervisor: here about
+ * 2 s of system time per GiB of new page cache, against 0.13 s for pages freed a moment before.
+ * Without this, which side met cold memory decided the figure (the `cp` baseline's second run
+ * wrote into the pages its first run had just freed; an upload usually met cold memory). The
+ * filled memory is freed at once, so the transfer's page cache lands on warm pages whatever ran
+ * before it.
  */
-const settle = () => run('sync');
+async function settle(ctx: BigFileContext): Promise<void> {
+  await run('sync');
+  const bytes = Math.floor(Math.min(ctx.bytes * 1.25, freemem() / 4));
+  await run(process.execPath, ['-e', `Buffer.alloc(${bytes}, 1)`]);
+}
 
 export interface BigFileContext {
   dataDir: string;
@@ -68,7 +84,7 @@ async function cpBaseline(ctx: BigFileContext): Promise<{ cached: number; durabl
   const target = path.join(ctx.dataDir, 'cp-baseline.bin');
   const best = { cached: 0, durable: 0 };
   for (let i = 0; i < 2; i++) {
-    await settle();
+    await settle(ctx);
     const t = performance.now();
     await run('cp', [ctx.file, target]);
     const copied = performance.now();
@@ -99,7 +115,7 @@ interface Rss {
 async function presignedUpload(ctx: BigFileContext): Promise<{ rate: number; rss: Rss; record: Rec }> {
   const { apiUrl } = ctx.cairn.info;
   await ctx.cairn.call('rss-reset');
-  await settle();
+  await settle(ctx);
   const t = performance.now();
   const ticket = await apiCall<Ticket>(apiUrl, ctx.key, 'POST', '/v1/artifacts/upload-url', {
     filename: 'big.bin',
@@ -114,7 +130,7 @@ async function presignedUpload(ctx: BigFileContext): Promise<{ rate: number; rss
 
 async function multipart(ctx: BigFileContext): Promise<{ rate: number; rss: Rss; record: Rec }> {
   await ctx.cairn.call('rss-reset');
-  await settle();
+  await settle(ctx);
   const up = await uploadMultipart(ctx.cairn.info.apiUrl, ctx.key, ctx.file, ctx.multipartBytes, 'part.bin');
   if (up.value.status !== 201) throw new Error(`multipart upload → ${up.value.status}: ${up.value.body}`);
   const rss = await ctx.cairn.call<Rss>('rss-peak');
@@ -127,7 +143,7 @@ async function multipart(ctx: BigFileContext): Promise<{ rate: number; rss: Rss;
  * side is measured against the disk's write-back.
  */
 async function downloads(ctx: BigFileContext, record: Rec): Promise<{ cairn: number; bare: number }> {
-  await settle();
+  await settle(ctx);
   const blobFile = path.join(ctx.dataDir, 'blobs', ctx.tenantId, record.content_hash.slice(0, 2), record.content_hash);
   const bare = await startChild<BaselineInfo>('baseline-child.js', ['file', blobFile], childEnv({}));
   let best = { cairn: 0, bare: 0 };
@@ -157,7 +173,7 @@ async function downloads(ctx: BigFileContext, record: Rec): Promise<{ cairn: num
 
 /** One plain PUT of the file to s3rver (the reference S3 server), timed like Cairn's uploads. */
 async function s3rverPut(ctx: BigFileContext, s3: BenchChild<BaselineInfo>): Promise<number> {
-  await settle();
+  await settle(ctx);
   const put = await putFile(`${s3.info.url}/big.bin`, ctx.file, ctx.bytes);
   if (put.value.status !== 200) throw new Error(`s3rver PUT → ${put.value.status}: ${put.value.body.slice(0, 300)}`);
   return mbPerSec(ctx.bytes, put.ms);
@@ -173,7 +189,7 @@ async function hashOnlyPut(ctx: BigFileContext): Promise<number> {
   try {
     let best = 0;
     for (let i = 0; i < 2; i++) {
-      await settle();
+      await settle(ctx);
       const put = await putFile(`${server.info.url}/big.bin`, ctx.file, ctx.bytes);
       if (put.value.status !== 200) throw new Error(`hash-only PUT → ${put.value.status}`);
       best = Math.max(best, mbPerSec(ctx.bytes, put.ms));

@@ -47,9 +47,15 @@ ${markdownTable(rows)}
   same file) is measured too. For scale, the same PUT by the same client also goes to a bare
   node:http server that only hashes the body (SHA-256) and keeps nothing: on two cores the client
   and the server share the CPUs, so when the disk is fast that, not the disk, is the most any
-  server checking its bytes could reach. Baseline and uploads are each the best of two runs, and
-  every run starts after a \`sync\`, so none is measured against the write-back of what came
-  before (the random file, the seeded rows, the previous upload).
+  server checking its bytes could reach. The client reads the file into a few buffers it reuses
+  (as Cairn's downloads do), so it takes as little of the shared CPUs as it can. Baseline and
+  uploads are each the best of two runs, and every run starts after a \`sync\`, so none is
+  measured against the write-back of what came before (the random file, the seeded rows, the
+  previous upload), and after a child process has filled and freed a quarter more memory than
+  the file: this virtual machine backs memory lazily and takes freed memory back within seconds,
+  and a first write to such memory costs about 2 s of system time per GiB of page cache, which
+  fell on whichever side happened to meet it (the \`cp\` baseline's second run reused the pages
+  its first had just freed; an upload usually met cold memory).
 - **Server memory** is the peak RSS of the Cairn process (sampled every 50 ms inside it) minus its RSS
   just before the upload, the larger of the two runs.
 - **Download** fetches the signed URL from \`download-url\` with a plain node:http client; the

@@ -1,9 +1,10 @@
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { pipeline } from 'node:stream/promises';
+import { RecyclingFileStream } from '../adapters/fs-blobs/recycling-file-stream.js';
 
 /** Large transfers over node:http with 1 MiB reads, timed from first byte sent to last byte received. */
-const CHUNK = 1024 * 1024;
 
 export interface Timed<T> {
   ms: number;
@@ -49,9 +50,10 @@ function send(
           if (!req.write(part)) await new Promise((r) => req.once('drain', r));
           continue;
         }
-        for await (const chunk of createReadStream(part.file, { highWaterMark: CHUNK, end: part.bytes - 1 })) {
-          if (!req.write(chunk)) await new Promise((r) => req.once('drain', r));
-        }
+        // Into a few reused buffers, as Cairn's downloads do: a fresh 1 MiB buffer per chunk costs
+        // the client page faults, and the client shares the machine's CPUs with the server.
+        const file = new RecyclingFileStream(await open(part.file, 'r'), 0, part.bytes, req);
+        await pipeline(file, req, { end: false });
       }
       req.end();
     })().catch(reject);
