@@ -8,9 +8,13 @@ export interface StagedBlob {
   readonly sha256: string;
 }
 
-/** A writable a read is piped straight into; `writableLength` counts bytes written to it that it still holds. */
+/**
+ * A writable a read is piped straight into: `writableLength` counts the bytes written to it that it
+ * still holds, and once it has emitted 'close' it holds none and takes no more.
+ */
 export interface PipeTarget {
   readonly writableLength: number;
+  once(event: 'close', listener: () => void): unknown;
 }
 
 export interface ReadOptions {

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { setImmediate as tick } from 'node:timers/promises';
+import { setTimeout as sleep, setImmediate as tick } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RecyclingFileStream } from '../../src/adapters/fs-blobs/recycling-file-stream.js';
+import { BufferShelf } from '../../src/adapters/fs-blobs/buffer-shelf.js';
+import { READ_CHUNK_BYTES, RecyclingFileStream } from '../../src/adapters/fs-blobs/recycling-file-stream.js';
 
 const MIB = 1024 * 1024;
 
@@ -39,21 +40,24 @@ class LateSink extends Writable {
   }
 }
 
-describe('RecyclingFileStream', () => {
-  let dir: string;
-  let file: string;
-  // Not a whole number of chunks, so the last read is short.
-  const data = randomBytes(9 * MIB + 12_345);
-
+/** A temporary file holding `data` for the tests of the describe block that calls this. */
+function tempFile(data: Buffer): () => string {
+  let dir = '';
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'cairn-recycle-'));
-    file = path.join(dir, 'blob');
-    await writeFile(file, data);
+    await writeFile(path.join(dir, 'blob'), data);
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));
+  return () => path.join(dir, 'blob');
+}
+
+describe('RecyclingFileStream', () => {
+  // Not a whole number of chunks, so the last read is short.
+  const data = randomBytes(9 * MIB + 12_345);
+  const file = tempFile(data);
 
   async function send(sink: LateSink, start = 0, end = data.length) {
-    const handle = await open(file, 'r');
+    const handle = await open(file(), 'r');
     await pipeline(new RecyclingFileStream(handle, start, end, sink), sink);
     return handle;
   }
@@ -90,7 +94,7 @@ describe('RecyclingFileStream', () => {
   });
 
   it('fails, and closes the file, when the file is shorter than the bytes promised', async () => {
-    const handle = await open(file, 'r');
+    const handle = await open(file(), 'r');
     const sink = new LateSink(16 * 1024, 0);
     await expect(pipeline(new RecyclingFileStream(handle, 0, data.length + 10, sink), sink)).rejects.toThrow(
       /ended 10 bytes early/,
@@ -99,11 +103,111 @@ describe('RecyclingFileStream', () => {
   });
 
   it('closes the file when destroyed half-way (a client that went away)', async () => {
-    const handle = await open(file, 'r');
-    const stream = new RecyclingFileStream(handle, 0, data.length, { writableLength: 0 });
+    const handle = await open(file(), 'r');
+    const stream = new RecyclingFileStream(handle, 0, data.length, { writableLength: 0, once: () => undefined });
     await new Promise<void>((resolve) => stream.once('data', () => resolve()));
     stream.destroy();
     await new Promise((resolve) => stream.once('close', resolve));
     expect(handle.fd).toBe(-1);
+  });
+});
+
+describe('RecyclingFileStream with a buffer shelf', () => {
+  const data = randomBytes(6 * MIB + 99);
+  const file = tempFile(data);
+
+  /** A shelf that notes each buffer it makes and each it gets back. */
+  class WatchedShelf extends BufferShelf {
+    made = 0;
+    readonly given: Buffer[] = [];
+    constructor() {
+      super(READ_CHUNK_BYTES, 16);
+    }
+    override take(): Buffer {
+      if (this.count === 0) this.made++;
+      return super.take();
+    }
+    override give(buffer: Buffer): void {
+      this.given.push(buffer);
+      super.give(buffer);
+    }
+  }
+
+  it('streams one after another reuse the buffers the last one gave back when its target closed', async () => {
+    const shelf = new WatchedShelf();
+    const madeAfter: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const sink = new LateSink(16 * 1024, 2);
+      const closed = new Promise((resolve) => sink.once('close', resolve));
+      await pipeline(new RecyclingFileStream(await open(file(), 'r'), 0, data.length, sink, shelf), sink);
+      await closed;
+      await tick();
+      expect(Buffer.concat(sink.copies).equals(data)).toBe(true);
+      madeAfter.push(shelf.made);
+    }
+    expect(madeAfter[0]).toBeGreaterThan(0);
+    expect(madeAfter[2]).toBe(madeAfter[0]);
+  });
+
+  it('a stream that has ended gives nothing back while its target still holds its last chunks', async () => {
+    const shelf = new WatchedShelf();
+    // The first target takes everything at once (8 MiB high-water mark) and finishes each chunk
+    // late; the next stream starts as soon as the first has read its file.
+    const slow = new LateSink(8 * MIB, 30);
+    const first = new RecyclingFileStream(await open(file(), 'r'), 0, data.length, slow, shelf);
+    const ended = new Promise((resolve) => first.once('end', resolve));
+    const slowDone = pipeline(first, slow);
+    await ended;
+    const fast = new LateSink(16 * 1024, 0);
+    await pipeline(new RecyclingFileStream(await open(file(), 'r'), 0, data.length, fast, shelf), fast);
+    await slowDone;
+    expect(Buffer.concat(fast.copies).equals(data)).toBe(true);
+    expect(Buffer.concat(slow.copies).equals(data)).toBe(true);
+  });
+
+  it('a target that closes during a read gets no buffer back before that read is done', async () => {
+    const shelf = new WatchedShelf();
+    const events: { what: 'read' | 'done' | 'give'; buf: Buffer }[] = [];
+    const real = await open(file(), 'r');
+    const slow = Object.create(real, {
+      read: {
+        value: async (buf: Buffer, off: number, len: number, pos: number) => {
+          events.push({ what: 'read', buf });
+          try {
+            await sleep(15);
+            return await real.read(buf, off, len, pos);
+          } finally {
+            // Done or failed (the stream closes the file when destroyed): either way it is over.
+            events.push({ what: 'done', buf });
+          }
+        },
+      },
+      close: { value: () => real.close() },
+    });
+    const origGive = shelf.give.bind(shelf);
+    shelf.give = (buf: Buffer) => {
+      events.push({ what: 'give', buf });
+      origGive(buf);
+    };
+    const sink = new LateSink(16 * 1024, 0);
+    const stream = new RecyclingFileStream(slow, 0, data.length, sink, shelf);
+    const closed = new Promise((resolve) => sink.once('close', resolve));
+    stream.pipe(sink);
+    // The client goes away while the next chunk is being read.
+    const count = (what: string) => events.filter((e) => e.what === what).length;
+    while (count('done') < 2 || count('read') === count('done')) await sleep(1);
+    sink.destroy();
+    stream.destroy();
+    await closed;
+    await sleep(50);
+    const gives = events.filter((e) => e.what === 'give');
+    expect(gives.length).toBeGreaterThan(0);
+    for (const give of gives) {
+      const at = events.indexOf(give);
+      // Every read into a buffer has finished before the buffer is given back, and none starts after.
+      const reads = events.filter((e) => e.buf === give.buf && e.what !== 'give');
+      expect(reads.filter((e) => e.what === 'read').length).toBe(reads.filter((e) => e.what === 'done').length);
+      expect(reads.every((e) => events.indexOf(e) < at)).toBe(true);
+    }
   });
 });

@@ -34,6 +34,19 @@ function slowGet(url: string, range?: string): Promise<{ status: number; body: B
   });
 }
 
+/** GET whose client goes away after the first chunk, while the server is still sending. */
+function abandonedGet(url: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, (res) => {
+      res.once('data', () => {
+        req.destroy();
+        resolve();
+      });
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? resolve() : reject(err)));
+  });
+}
+
 describe('GET /v1/artifacts/{id}', () => {
   it('returns the record with page: null', async () => {
     const a = await put(s.apiUrl, s.apiKey, 'get me', { filename: 'g.txt', metadata: { x: 1 } });
@@ -200,12 +213,17 @@ describe('GET /v1/artifacts/{id}/download-url', () => {
       slowGet(url),
       slowGet(url, 'bytes=1048000-3146000'),
       slowGet(url),
+      abandonedGet(url),
     ]);
     expect(whole.status).toBe(200);
     expect(sha256(whole.body)).toBe(up.json.content_hash);
     expect(other.body.equals(content)).toBe(true);
     expect(range.status).toBe(206);
     expect(range.body.equals(content.subarray(1048000, 3146001))).toBe(true);
+    // The read buffers those downloads gave back (the abandoned one's included) serve the next.
+    const [again, tail] = await Promise.all([slowGet(url), slowGet(url, 'bytes=-1500000')]);
+    expect(again.body.equals(content)).toBe(true);
+    expect(tail.body.equals(content.subarray(content.length - 1500000))).toBe(true);
   });
 
   it('serves byte ranges: 206, suffix ranges, 416; If-None-Match → 304', async () => {

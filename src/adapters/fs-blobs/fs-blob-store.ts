@@ -6,8 +6,9 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, ReadOptions, StagedBlob } from '../../ports/blob-store.js';
 import { HashCounter } from '../streams/hash-counter.js';
+import { BufferShelf } from './buffer-shelf.js';
 import { DurableFileSink } from './durable-file-sink.js';
-import { RecyclingFileStream } from './recycling-file-stream.js';
+import { READ_CHUNK_BYTES, RecyclingFileStream } from './recycling-file-stream.js';
 import { SmallBlobs } from './small-blobs.js';
 
 const KEY = /^([A-Za-z0-9_]{1,64})\/([0-9a-f]{64})$/;
@@ -16,6 +17,10 @@ const CHUNK = 1024 * 1024;
 const SYNC_EVERY = 32 * CHUNK;
 /** The largest of the sink's two write buffers (so at most 8 MiB per upload in flight). */
 const WRITE_BUFFER = 4 * CHUNK;
+/** Full-size write buffers kept between uploads: enough for two large uploads at once. */
+const KEPT_WRITE_BUFFERS = 4;
+/** Read buffers kept between downloads (RecyclingFileStream): enough for four at once. */
+const KEPT_READ_BUFFERS = 16;
 /** Blobs up to this size are kept in `small-blobs.sqlite` (see SmallBlobs) rather than as files. */
 export const SMALL_BLOB_BYTES = 64 * 1024;
 /** The file of SmallBlobs, in the root (its name cannot be a tenant's folder). */
@@ -34,6 +39,8 @@ export class FsBlobStore implements BlobStore {
   private small: SmallBlobs | null = null;
   /** Small uploads staged in memory, by staging id, until committed or discarded. */
   private readonly held = new Map<string, Buffer>();
+  private readonly writeBuffers = new BufferShelf(WRITE_BUFFER, KEPT_WRITE_BUFFERS);
+  private readonly readBuffers = new BufferShelf(READ_CHUNK_BYTES, KEPT_READ_BUFFERS);
 
   constructor(opts: { root: string }) {
     this.root = path.resolve(opts.root);
@@ -85,7 +92,7 @@ export class FsBlobStore implements BlobStore {
         into.handle = await open(file, 'wx');
         await pipeline(
           Readable.from(rest(first.chunks, it), { objectMode: false }),
-          new DurableFileSink(into.handle, SYNC_EVERY, WRITE_BUFFER),
+          new DurableFileSink(into.handle, SYNC_EVERY, WRITE_BUFFER, this.writeBuffers),
         );
       });
       const staged = { stagingId, sizeBytes: counter.bytes, sha256: counter.digest() };
@@ -156,7 +163,7 @@ export class FsBlobStore implements BlobStore {
     if (opts.pipedInto) {
       try {
         const end = range ? range.end + 1 : (await handle.stat()).size;
-        return new RecyclingFileStream(handle, range?.start ?? 0, end, opts.pipedInto);
+        return new RecyclingFileStream(handle, range?.start ?? 0, end, opts.pipedInto, this.readBuffers);
       } catch (err) {
         await handle.close();
         throw err;

@@ -1,9 +1,11 @@
 import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { PipeTarget } from '../../ports/blob-store.js';
+import type { BufferShelf } from './buffer-shelf.js';
 
-/** Bytes read per chunk, as the store's other file streams. */
-const CHUNK = 1024 * 1024;
+/** Bytes read per chunk, as the store's other file streams; the size of a shelf's buffers. */
+export const READ_CHUNK_BYTES = 1024 * 1024;
+const CHUNK = READ_CHUNK_BYTES;
 /**
  * Buffers kept for reuse. Piped into a response, at most three are out at once: one the socket is
  * writing, one read ahead and waiting in this stream, one being read. A fourth covers a target that
@@ -33,6 +35,11 @@ interface Slot {
  * chunk ended at or before that mark can be read into again. This holds only if the stream is
  * piped into `target` and nothing else reads it: a transform in between would hold chunks the
  * target does not count.
+ *
+ * With a `shelf`, the kept buffers of full chunk size come from it and go back to it once the
+ * target has closed (it holds none of them then) and no read into them is in flight, so that a
+ * process serving many large downloads does not leave 4 MiB per download for a full collection
+ * (see BufferShelf).
  */
 export class RecyclingFileStream extends Readable {
   private position: number;
@@ -40,16 +47,22 @@ export class RecyclingFileStream extends Readable {
   private pushed = 0;
   private readonly slots: Slot[] = [];
   private readonly chunkSize: number;
+  /** The read in flight, if any: it writes into a slot's buffer on another thread. */
+  private reading: Promise<unknown> = Promise.resolve();
+  /** Set once the slots have gone back to the shelf: new chunks get buffers of their own. */
+  private shelved = false;
 
   constructor(
     private readonly handle: FileHandle,
     start: number,
     private readonly end: number,
     private readonly target: PipeTarget,
+    private readonly shelf?: BufferShelf,
   ) {
     super({ highWaterMark: CHUNK });
     this.position = start;
     this.chunkSize = Math.max(1, Math.min(CHUNK, end - start));
+    if (shelf) target.once('close', () => this.shelve(shelf));
   }
 
   override _read(): void {
@@ -59,7 +72,9 @@ export class RecyclingFileStream extends Readable {
       return;
     }
     const slot = this.takeSlot();
-    this.handle.read(slot.buf, 0, want, this.position).then(
+    const read = this.handle.read(slot.buf, 0, want, this.position);
+    this.reading = read.catch(() => {});
+    read.then(
       ({ bytesRead }) => {
         if (this.destroyed) return;
         // Stored blobs never change, so a short file is damage: fail rather than send less than
@@ -89,10 +104,21 @@ export class RecyclingFileStream extends Readable {
     const flushed = this.pushed - this.readableLength - this.target.writableLength;
     let slot = this.slots.find((s) => s.releasedAt <= flushed);
     if (!slot) {
-      slot = { buf: Buffer.allocUnsafeSlow(this.chunkSize), releasedAt: 0 };
-      if (this.slots.length < KEPT) this.slots.push(slot);
+      const keep = this.slots.length < KEPT && !this.shelved;
+      const fromShelf = keep && this.shelf?.size === this.chunkSize;
+      slot = { buf: fromShelf ? this.shelf!.take() : Buffer.allocUnsafeSlow(this.chunkSize), releasedAt: 0 };
+      if (keep) this.slots.push(slot);
     }
     slot.releasedAt = Number.POSITIVE_INFINITY;
     return slot;
+  }
+
+  /** The target has closed: once the read in flight (if any) is done, no one uses the slots. */
+  private shelve(shelf: BufferShelf): void {
+    this.shelved = true;
+    const slots = this.slots.splice(0);
+    void this.reading.then(() => {
+      for (const slot of slots) shelf.give(slot.buf);
+    });
   }
 }
