@@ -21,14 +21,14 @@ const MIB = 1024 * 1024;
  * gigabytes of dirty pages, and whichever transfer ran while the kernel was writing them back
  * would be measured against that.
  *
- * Then a child process fills a quarter more memory than the file's size and exits. Virtual machines like this one back
- * guest memory lazily and take free memory back a few seconds after it is freed (virtio-balloon
- * free page reporting), so the first write to such a page traps to the hypervisor: here about
- * 2 s of system time per GiB of new page cache, against 0.13 s for pages freed a moment before.
- * Without this, which side met cold memory decided the figure (the `cp` baseline's second run
- * wrote into the pages its first run had just freed; an upload usually met cold memory). The
- * filled memory is freed at once, so the transfer's page cache lands on warm pages whatever ran
- * before it.
+ * Then a child process fills a quarter more memory than the file's size and exits. This virtual
+ * machine backs guest memory lazily and, by all appearances, takes freed memory back within
+ * seconds (virtio-balloon free page reporting would), so the first write to such a page traps to
+ * the hypervisor: about 2 s of system time per GiB of new page cache, against 0.13 s for pages
+ * freed a moment before. Without this, which side met cold memory decided the figure (the `cp`
+ * baseline, best of two, could write into the pages its first run had just freed; an upload
+ * usually met cold memory). The filled memory is freed at once, so the transfer's page cache
+ * lands on warm pages whatever ran before it.
  */
 async function settle(ctx: BigFileContext): Promise<void> {
   await run('sync');

@@ -54,8 +54,8 @@ ${markdownTable(rows)}
   previous upload), and after a child process has filled and freed a quarter more memory than
   the file: this virtual machine backs memory lazily and takes freed memory back within seconds,
   and a first write to such memory costs about 2 s of system time per GiB of page cache, which
-  fell on whichever side happened to meet it (the \`cp\` baseline's second run reused the pages
-  its first had just freed; an upload usually met cold memory).
+  fell on whichever side happened to meet it (the \`cp\` baseline's second run could reuse the
+  pages its first had just freed; an upload usually met cold memory).
 - **Server memory** is the peak RSS of the Cairn process (sampled every 50 ms inside it) minus its RSS
   just before the upload, the larger of the two runs.
 - **Download** fetches the signed URL from \`download-url\` with a plain node:http client; the
