@@ -168,11 +168,15 @@ describe('RecyclingFileStream with a buffer shelf', () => {
   it('a target that closes during a read gets no buffer back before that read is done', async () => {
     const shelf = new WatchedShelf();
     const events: { what: 'read' | 'done' | 'give'; buf: Buffer }[] = [];
+    const count = (what: string) => events.filter((e) => e.what === what).length;
+    // The client goes away while the third chunk is being read.
+    let goAway = () => {};
     const real = await open(file(), 'r');
     const slow = Object.create(real, {
       read: {
         value: async (buf: Buffer, off: number, len: number, pos: number) => {
           events.push({ what: 'read', buf });
+          if (count('read') === 3) setImmediate(goAway);
           try {
             await sleep(15);
             return await real.read(buf, off, len, pos);
@@ -192,12 +196,11 @@ describe('RecyclingFileStream with a buffer shelf', () => {
     const sink = new LateSink(16 * 1024, 0);
     const stream = new RecyclingFileStream(slow, 0, data.length, sink, shelf);
     const closed = new Promise((resolve) => sink.once('close', resolve));
+    goAway = () => {
+      sink.destroy();
+      stream.destroy();
+    };
     stream.pipe(sink);
-    // The client goes away while the next chunk is being read.
-    const count = (what: string) => events.filter((e) => e.what === what).length;
-    while (count('done') < 2 || count('read') === count('done')) await sleep(1);
-    sink.destroy();
-    stream.destroy();
     await closed;
     await sleep(50);
     const gives = events.filter((e) => e.what === 'give');
