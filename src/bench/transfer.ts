@@ -4,8 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { RecyclingFileStream } from '../adapters/fs-blobs/recycling-file-stream.js';
 
-/** Large transfers over node:http with 1 MiB reads, timed from first byte sent to last byte received. */
-
+/** A result with how long it took: large transfers over node:http, from first byte sent to last byte received. */
 export interface Timed<T> {
   ms: number;
   value: T;
