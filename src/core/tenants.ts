@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { ApiKeyRow, TenantRow } from '../ports/metadata-store.js';
 import { CallerCache } from './caller-cache.js';
 import type { CoreDeps } from './context.js';
@@ -7,14 +6,11 @@ import { API_KEY, newApiKey, newKeyId, newTenantId } from './ids.js';
 import { settleExpiry } from './lifecycle.js';
 import { PLANS, type PlanName } from './plans.js';
 import type { RequestCounter } from './request-counter.js';
+import { storedHash } from './stored-hash.js';
 import { monthKey } from './time.js';
 
-/**
- * Keys carry ~190 random bits, so a fast hash is the right tool; passwords get Argon2id instead.
- * Every authenticated request hashes its key: the one-shot `hash` costs a quarter of a
- * `createHash` object's update and digest.
- */
-export const hashApiKey = (key: string) => hash('sha256', key, 'hex');
+/** What the store keeps of an API key (see storedHash). */
+export const hashApiKey = (key: string) => storedHash(key);
 
 const TENANT_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 

@@ -5,7 +5,6 @@ import type { BufferShelf } from './buffer-shelf.js';
 
 /** Bytes read per chunk, as the store's other file streams; the size of a shelf's buffers. */
 export const READ_CHUNK_BYTES = 1024 * 1024;
-const CHUNK = READ_CHUNK_BYTES;
 /**
  * Buffers kept for reuse. Piped into a response, at most three are out at once: one the socket is
  * writing, one read ahead and waiting in this stream, one being read. A fourth covers a target that
@@ -59,9 +58,9 @@ export class RecyclingFileStream extends Readable {
     private readonly target: PipeTarget,
     private readonly shelf?: BufferShelf,
   ) {
-    super({ highWaterMark: CHUNK });
+    super({ highWaterMark: READ_CHUNK_BYTES });
     this.position = start;
-    this.chunkSize = Math.max(1, Math.min(CHUNK, end - start));
+    this.chunkSize = Math.max(1, Math.min(READ_CHUNK_BYTES, end - start));
     if (shelf) target.once('close', () => this.shelve(shelf));
   }
 

@@ -1,11 +1,12 @@
-import { createHash, createHmac, hash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { randomAlnum } from '../ids.js';
+import { storedHash } from '../stored-hash.js';
 
 /**
  * Secrets handed to browsers and OAuth clients. Each carries ~250 random bits, so a fast hash is
- * enough to store it: the database only ever holds `hashSecret(secret)`.
+ * enough to store it: the database only ever holds `hashSecret(secret)` (see storedHash).
  */
-export const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
+export const hashSecret = (secret: string): string => storedHash(secret);
 
 export const newSessionId = () => randomAlnum(43);
 export const newAuthCode = () => `mcp_ac_${randomAlnum(43)}`;
