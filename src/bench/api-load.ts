@@ -67,6 +67,19 @@ const LIST_PATHS: Record<ListShape, (seeded: Seeded) => string> = {
   'session_id page': (seeded) => `/v1/artifacts?limit=50&session_id=${seeded.sessionId}`,
 };
 
+/** The request of one list shape: newest 50 of the seeded tenant. */
+export function listTarget(
+  url: string,
+  key: string,
+  seeded: Seeded,
+  shape: ListShape,
+): { url: string; headers: Record<string, string> } {
+  return { url: url + LIST_PATHS[shape](seeded), headers: auth(key) };
+}
+
+/** Seconds of warm-up before a list shape is timed. */
+export const listWarmSeconds = (d: Durations): number => Math.min(d.warm, 1);
+
 /** Latency of one list shape, one request at a time (no queueing), newest 50. */
 export async function listLoad(
   url: string,
@@ -75,9 +88,9 @@ export async function listLoad(
   shape: ListShape,
   d: Durations,
 ): Promise<LoadResult> {
-  const target = url + LIST_PATHS[shape](seeded);
-  if (d.warm > 0) await sequentialLatency(target, auth(key), Math.min(d.warm, 1));
-  return sequentialLatency(target, auth(key), d.list);
+  const target = listTarget(url, key, seeded, shape);
+  if (d.warm > 0) await sequentialLatency(target.url, target.headers, listWarmSeconds(d));
+  return sequentialLatency(target.url, target.headers, d.list);
 }
 
 /** Latency of the four list shapes, one after the other. */

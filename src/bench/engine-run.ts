@@ -5,11 +5,13 @@ import {
   getLoad,
   LIST_SHAPES,
   type ListShape,
-  listLoad,
   listLoads,
+  listTarget,
+  listWarmSeconds,
 } from './api-load.js';
 import type { CairnChildInfo } from './cairn-child.js';
 import { type BenchChild, childEnv, startChild } from './ipc.js';
+import { interleavedLatency } from './latency.js';
 import type { LoadResult } from './load.js';
 import type { Seeded } from './seed.js';
 import { apiCall } from './transfer.js';
@@ -123,7 +125,7 @@ export async function measureEngine(
 /**
  * The same figures for two engines measured side by side, so that their ratio compares the
  * engines rather than two moments of a shared machine: GET runs alternate between the two (the
- * best of each), and each list shape is measured on one, then at once on the other.
+ * best of each), and each list shape is timed on both in turns (interleavedLatency).
  */
 export async function measureSideBySide<S extends string>(
   servers: Record<S, EngineServer>,
@@ -141,10 +143,14 @@ export async function measureSideBySide<S extends string>(
   );
   const lists = Object.fromEntries(sides.map((side) => [side, {}])) as Record<S, Partial<EngineFigures['lists']>>;
   for (const shape of LIST_SHAPES) {
-    for (const side of sides) {
-      const { cairn, tenants, seeded } = servers[side];
-      lists[side][shape] = await listLoad(cairn.info.apiUrl, tenants.list!.apiKey, seeded, shape, d);
-    }
+    const targets = Object.fromEntries(
+      sides.map((side) => {
+        const { cairn, tenants, seeded } = servers[side];
+        return [side, listTarget(cairn.info.apiUrl, tenants.list!.apiKey, seeded, shape)];
+      }),
+    ) as Record<S, ReturnType<typeof listTarget>>;
+    const measured = await interleavedLatency(targets, d.list, listWarmSeconds(d));
+    for (const side of sides) lists[side][shape] = measured[side];
   }
   return Object.fromEntries(
     sides.map((side) => [side, { get: get[side], lists: lists[side] as EngineFigures['lists'] }]),
