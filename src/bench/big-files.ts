@@ -21,19 +21,28 @@ const MIB = 1024 * 1024;
  * gigabytes of dirty pages, and whichever transfer ran while the kernel was writing them back
  * would be measured against that.
  *
- * Then a child process fills a quarter more memory than the file's size and exits. This virtual
- * machine backs guest memory lazily and, by all appearances, takes freed memory back within
- * seconds (virtio-balloon free page reporting would), so the first write to such a page traps to
- * the hypervisor: about 2 s of system time per GiB of new page cache, against 0.13 s for pages
- * freed a moment before. Without this, which side met cold memory decided the figure (the `cp`
- * baseline, best of two, could write into the pages its first run had just freed; an upload
- * usually met cold memory). The filled memory is freed at once, so the transfer's page cache
- * lands on warm pages whatever ran before it.
+ * Then a quarter more than the file is written to a scratch file beside it, which is deleted
+ * (its dirty pages are dropped, never written to the disk). This virtual machine backs guest
+ * memory lazily and takes memory back after it is freed, so the first write to such a page traps
+ * to the hypervisor: 0.75-2.0 s of system time per GiB of new page cache, against 0.14-0.17 s on
+ * pages that held page cache a moment before. Without this, which side met cold memory decided
+ * the figure. Memory filled and freed by a process (round 6 did that with a child's
+ * `Buffer.alloc`) did not warm the page cache: writes after it stayed at 0.75-2.0 s per GiB,
+ * presumably because a process's freed memory comes back in large blocks, which are the ones
+ * given back to the host.
  */
 async function settle(ctx: BigFileContext): Promise<void> {
   await run('sync');
   const bytes = Math.floor(Math.min(ctx.bytes * 1.25, freemem() / 4));
-  await run(process.execPath, ['-e', `Buffer.alloc(${bytes}, 1)`]);
+  const scratch = `${ctx.file}.warm`;
+  const h = await open(scratch, 'w');
+  try {
+    const block = Buffer.alloc(8 * MIB, 1);
+    for (let written = 0; written < bytes; written += block.length) await h.write(block);
+  } finally {
+    await h.close();
+    await rm(scratch, { force: true });
+  }
 }
 
 export interface BigFileContext {

@@ -51,11 +51,12 @@ ${markdownTable(rows)}
   (as Cairn's downloads do), so it takes as little of the shared CPUs as it can. Baseline and
   uploads are each the best of two runs, and every run starts after a \`sync\`, so none is
   measured against the write-back of what came before (the random file, the seeded rows, the
-  previous upload), and after a child process has filled and freed a quarter more memory than
-  the file: this virtual machine backs memory lazily and takes freed memory back within seconds,
-  and a first write to such memory costs about 2 s of system time per GiB of page cache, which
-  fell on whichever side happened to meet it (the \`cp\` baseline's second run could reuse the
-  pages its first had just freed; an upload usually met cold memory).
+  previous upload), and after a scratch file a quarter larger than the file has been written
+  and deleted: this virtual machine backs memory lazily and takes freed memory back, and a
+  first write to such memory costs 0.75–2.0 s of system time per GiB of page cache (0.14–0.17 s
+  on pages that held page cache a moment before), which fell on whichever side happened to meet
+  it. (Round 6 filled and freed memory in a child process instead; that did not warm the page
+  cache, see round 7.)
 - **Server memory** is the peak RSS of the Cairn process (sampled every 50 ms inside it) minus its RSS
   just before the upload, the larger of the two runs.
 - **Download** fetches the signed URL from \`download-url\` with a plain node:http client; the
