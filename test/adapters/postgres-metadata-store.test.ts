@@ -8,7 +8,6 @@ import {
   migratePostgres,
   PostgresMetadataStore,
 } from '../../src/adapters/postgres/index.js';
-import { allPrepared, Database, prepared } from '../../src/adapters/postgres/database.js';
 import { MIGRATIONS } from '../../src/adapters/postgres/schema.js';
 import type { ArtifactQuery, ArtifactRow, InsertArtifactResult, TenantRow } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
@@ -507,26 +506,6 @@ if (reason && process.env.CI) {
         });
       }
 
-      it("runs the store's prepared statements on their generic plan from the first call", async () => {
-        // Under the default plan_cache_mode PostgreSQL may plan a statement anew on every call,
-        // depending on its statistics (see GENERIC_PLANS); the pool's connections must not.
-        const db = new Database({ connectionString: url!, schema });
-        try {
-          const { text, values } = buildArtifactListQuery(TENANT, { ...base, metadata: transcript });
-          const counts = await db.tx(async (q) => {
-            for (let i = 0; i < 3; i++) expect(await allPrepared(q, text, values)).toHaveLength(51);
-            const { rows } = await q.query<{ generic_plans: number; custom_plans: number }>(
-              'SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = $1',
-              [prepared(text, values).name],
-            );
-            return rows[0];
-          });
-          expect(counts).toEqual({ generic_plans: 3, custom_plans: 0 });
-        } finally {
-          await db.close();
-        }
-      });
-
       it('returns the same page the plans promise', async () => {
         const { text, values } = buildArtifactListQuery(TENANT, { ...base, metadata: transcript, after: deep });
         const { rows } = await admin.query(text, values);
@@ -542,7 +521,6 @@ if (reason && process.env.CI) {
         const plan = await explain(text, values);
         expect(plan).toMatch(/Index Scan using sessions_list/);
         expect(plan).not.toMatch(/Seq Scan|Sort/);
-        expect(buildSessionListQuery(TENANT, { limit: 51 }).planPerCall).toBeUndefined();
       });
 
       describe('sessions filtered by creation time, on a tenant with 300,000 sessions', () => {
@@ -577,9 +555,6 @@ if (reason && process.env.CI) {
             expect(plan).toMatch(/^Limit/);
             expect(plan).toMatch(expected);
             expect(plan).not.toMatch(/Seq Scan/);
-            // The plan depends on the bounds (the oldest few and nearly everything are one text),
-            // so the store plans this query on every call instead of preparing it.
-            expect(buildSessionListQuery(MANY, { limit: 51, ...window }).planPerCall).toBe(true);
             // The planner's answer is the filter's answer, with the implied bound on last_artifact_at too.
             const { rows } = await admin.query(text, values);
             const { rows: truth } = await admin.query(

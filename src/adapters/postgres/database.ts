@@ -31,10 +31,6 @@ const statementNames = new Map<string, string>();
  * each one stays prepared on every pooled connection. Their select lists name their columns
  * rather than `*`, so a migration adding a column does not break the statements an instance
  * already prepared ("cached plan must not change result type").
- *
- * Only for statements with one right plan whatever the values: the pool's connections run them
- * with their generic plan from the first call (see GENERIC_PLANS). A query whose plan should
- * follow its values goes through `one`/`all`, planned on every call.
  */
 export function prepared(text: string, values: unknown[]): pg.QueryConfig {
   let name = statementNames.get(text);
@@ -104,26 +100,12 @@ export function isRetryable(err: unknown): boolean {
   return typeof err === 'object' && err !== null && RETRYABLE.has((err as { code?: string }).code ?? '');
 }
 
-/**
- * Under the default `plan_cache_mode = auto`, PostgreSQL plans a prepared statement's first five
- * calls with their values, then keeps planning every call anew if the plan made without values
- * looks costlier than those did. Which way it goes depends on the statistics of the moment: on
- * the same seeded million rows, one ANALYZE let the metadata list page settle on its generic
- * plan and the next kept re-planning it, 0.3-0.5 ms of every 0.7 ms page. The prepared statements
- * here have one right plan (the list queries' generic plans are checked in the PostgreSQL tests),
- * so they take it from the first call. Set per connection rather than as a startup option:
- * PgBouncer refuses startup options it does not track (deploy.md says what to set there).
- */
-export const GENERIC_PLANS = 'SET plan_cache_mode = force_generic_plan';
-
 export class Database {
   readonly pool: pg.Pool;
   private closed = false;
 
   constructor(options: PoolOptions) {
-    // onConnect is awaited before the pool hands a new client out (and a failure fails that
-    // checkout), so no query of ours runs before the setting.
-    this.pool = new pg.Pool({ ...clientConfig(options), onConnect: (client) => client.query(GENERIC_PLANS) });
+    this.pool = new pg.Pool(clientConfig(options));
     // An idle client that loses its server emits here; without a listener the process would crash.
     this.pool.on('error', () => {});
   }

@@ -4,11 +4,6 @@ import { ARTIFACT_SELECT, metadataMatchValue, SESSION_SELECT } from './rows.js';
 export interface BuiltQuery {
   text: string;
   values: unknown[];
-  /**
-   * The best plan depends on the values, so the query is planned on every call rather than run
-   * as a prepared statement (which takes its one generic plan, see database.ts).
-   */
-  planPerCall?: true;
 }
 
 /**
@@ -127,15 +122,12 @@ export function buildSessionListQuery(tenantId: string, q: SessionQuery): BuiltQ
     // walk of sessions_list can stop at the bound instead of filtering to the end.
     where.push(`first_artifact_at > ${after}`, `last_artifact_at > ${after}`);
   }
-  // A selective window is found through sessions_by_first, then sorted: the planner picks, so it
-  // must see the bounds (the oldest few sessions and nearly all of them are the same text).
+  // A selective window is found through sessions_by_first, then sorted: the planner picks.
   if (q.createdBefore !== undefined) where.push(`first_artifact_at < ${p.add(q.createdBefore)}`);
-  const built: BuiltQuery = {
+  return {
     text:
       `SELECT ${SESSION_SELECT} FROM sessions WHERE ${where.join(' AND ')}` +
       ` ORDER BY last_artifact_at DESC, session_id DESC LIMIT ${limitLiteral(q.limit)}`,
     values: p.values,
   };
-  if (q.createdAfter !== undefined || q.createdBefore !== undefined) built.planPerCall = true;
-  return built;
 }

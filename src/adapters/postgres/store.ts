@@ -283,8 +283,8 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async listSessions(tenantId: string, query: SessionQuery): Promise<SessionRow[]> {
-    const { text, values, planPerCall } = buildSessionListQuery(tenantId, query);
-    return (await (planPerCall ? all : allPrepared)<SessionRecord>(this.q, text, values)).map(toSession);
+    const { text, values } = buildSessionListQuery(tenantId, query);
+    return (await allPrepared<SessionRecord>(this.q, text, values)).map(toSession);
   }
 
   async sealSession(tenantId: string, sessionId: string, now: number): Promise<SessionRow | null> {
