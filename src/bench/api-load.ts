@@ -1,4 +1,4 @@
-import { sequentialLatency } from './latency.js';
+import { interleavedLatency } from './latency.js';
 import { type LoadResult, load, smallUploadRequests } from './load.js';
 import type { Seeded } from './seed.js';
 
@@ -88,9 +88,7 @@ export async function listLoad(
   shape: ListShape,
   d: Durations,
 ): Promise<LoadResult> {
-  const target = listTarget(url, key, seeded, shape);
-  if (d.warm > 0) await sequentialLatency(target.url, target.headers, listWarmSeconds(d));
-  return sequentialLatency(target.url, target.headers, d.list);
+  return (await interleavedLatency({ list: listTarget(url, key, seeded, shape) }, d.list, listWarmSeconds(d))).list;
 }
 
 /** Latency of the four list shapes, one after the other. */

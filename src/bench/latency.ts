@@ -11,7 +11,7 @@ import type { LoadResult } from './load.js';
  * A probe can run in several slices that add to one set of samples, so that two servers can be
  * measured in turns (see interleavedLatency).
  */
-export class LatencyProbe {
+class LatencyProbe {
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   private readonly samples: number[] = [];
   private seconds = 0;
@@ -44,26 +44,12 @@ export class LatencyProbe {
   }
 }
 
-export async function sequentialLatency(
-  url: string,
-  headers: Record<string, string>,
-  seconds: number,
-): Promise<LoadResult> {
-  const probe = new LatencyProbe(url, headers);
-  try {
-    await probe.run(seconds);
-    return probe.result();
-  } finally {
-    probe.close();
-  }
-}
-
 /** Half-second turns: short enough that a busy spell of a shared machine lands on both sides. */
 export const TURN_SECONDS = 0.5;
 
 /**
- * The latency of several servers compared with each other: each warms up, then they take turns
- * of `turnSeconds` until each has run `seconds`. Measured one after the other instead (5 s, then
+ * The latency of one request shape on each of several servers (or one): each warms up, then
+ * they take turns of `turnSeconds` until each has run `seconds`. Measured one after the other instead (5 s, then
  * 5 s), a few busy seconds of the machine fell on one side only; on this 2-core VM that moved
  * the PostgreSQL/SQLite p50 ratio of a list shape between 1.05 and 1.88× and the p99 ratio up
  * to 2.3× from one run to the next, against 1.15–1.34× (once 1.55×) and up to 1.75× in turns.

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { interleavedLatency, sequentialLatency } from '../../src/bench/latency.js';
+import { interleavedLatency } from '../../src/bench/latency.js';
 
 /** A server that answers `status` and notes, in one shared log, which side each request reached. */
 async function server(side: string, log: string[], status = 200): Promise<{ url: string; close(): Promise<void> }> {
@@ -58,6 +58,6 @@ describe('bench latency', () => {
     const log: string[] = [];
     const s = await server('a', log, 403);
     closers.push(s.close);
-    await expect(sequentialLatency(s.url, {}, 0.05)).rejects.toThrow('→ 403');
+    await expect(interleavedLatency({ a: { url: s.url, headers: {} } }, 0.05, 0)).rejects.toThrow('→ 403');
   });
 });
