@@ -441,6 +441,20 @@ if (reason && process.env.CI) {
         const { rows } = await admin.query(`EXPLAIN ${text}`, values);
         return rows.map((r) => r['QUERY PLAN'] as string).join('\n');
       };
+      /** The plan of the store's list statement prepared and run as `mode` plans it (plan_cache_mode). */
+      const preparedPlan = async (query: ArtifactQuery, mode: 'force_generic_plan' | 'force_custom_plan') => {
+        const { text, values } = buildArtifactListQuery(TENANT, query);
+        const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
+        await admin.query(`SET plan_cache_mode = ${mode}`);
+        try {
+          await admin.query(`PREPARE list_page AS ${text}`);
+          const { rows } = await admin.query(`EXPLAIN EXECUTE list_page(${values.map(literal).join(', ')})`);
+          return rows.map((r) => r['QUERY PLAN'] as string).join('\n');
+        } finally {
+          await admin.query('DEALLOCATE ALL');
+          await admin.query('RESET plan_cache_mode');
+        }
+      };
       const base: ArtifactQuery = { now: 1_700_000_000_000, limit: 51 };
       const deep = {
         createdAt: 1_700_000_000_000 + (ROWS / 2) * 1000,
@@ -485,24 +499,14 @@ if (reason && process.env.CI) {
       // calls (the generic plan, made without the values), it must be the same index walk.
       for (const [label, query, expected] of cases) {
         it(`keeps that walk as a prepared statement's generic plan: ${label}`, async () => {
-          const { text, values } = buildArtifactListQuery(TENANT, query);
-          const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
-          await admin.query('SET plan_cache_mode = force_generic_plan');
-          try {
-            await admin.query(`PREPARE list_page AS ${text}`);
-            const { rows } = await admin.query(`EXPLAIN EXECUTE list_page(${values.map(literal).join(', ')})`);
-            const plan = rows.map((r) => r['QUERY PLAN'] as string).join('\n');
-            // Planned for the page size, not for "any number of rows" (which on a big table
-            // turns into a parallel scan of the whole index).
-            const limitRows = Number(/^Limit .*? rows=(\d+) /.exec(plan)?.[1]);
-            expect(limitRows).toBeGreaterThan(0);
-            expect(limitRows).toBeLessThanOrEqual(51);
-            expect(plan).toMatch(expected);
-            expect(plan).not.toMatch(/Seq Scan|Sort|Gather/);
-          } finally {
-            await admin.query('DEALLOCATE ALL');
-            await admin.query('RESET plan_cache_mode');
-          }
+          const plan = await preparedPlan(query, 'force_generic_plan');
+          // Planned for the page size, not for "any number of rows" (which on a big table
+          // turns into a parallel scan of the whole index).
+          const limitRows = Number(/^Limit .*? rows=(\d+) /.exec(plan)?.[1]);
+          expect(limitRows).toBeGreaterThan(0);
+          expect(limitRows).toBeLessThanOrEqual(51);
+          expect(plan).toMatch(expected);
+          expect(plan).not.toMatch(/Seq Scan|Sort|Gather/);
         });
       }
 
@@ -510,19 +514,8 @@ if (reason && process.env.CI) {
         // 90 % of the rows are type=note. Were the value visible, the plan made with it would
         // expect a shorter walk than the plan made without it; PostgreSQL, comparing the two,
         // could then keep planning every call anew. The store hides a metadata-only page's values.
-        const cost = async (query: ArtifactQuery, mode: string) => {
-          const { text, values } = buildArtifactListQuery(TENANT, query);
-          const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
-          await admin.query(`SET plan_cache_mode = ${mode}`);
-          try {
-            await admin.query(`PREPARE meta_page AS ${text}`);
-            const { rows } = await admin.query(`EXPLAIN EXECUTE meta_page(${values.map(literal).join(', ')})`);
-            return /^Limit +\(cost=([\d.]+\.\.[\d.]+) rows=/.exec(rows[0]['QUERY PLAN'])?.[1];
-          } finally {
-            await admin.query('DEALLOCATE ALL');
-            await admin.query('RESET plan_cache_mode');
-          }
-        };
+        const cost = async (query: ArtifactQuery, mode: 'force_generic_plan' | 'force_custom_plan') =>
+          /^Limit +\(cost=([\d.]+\.\.[\d.]+) rows=/.exec(await preparedPlan(query, mode))?.[1];
         const note = [{ key: 'type', value: 'note' }];
         for (const query of [
           { ...base, metadata: note },
