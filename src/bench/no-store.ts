@@ -25,7 +25,7 @@ function droppingBlobs(real: BlobStore): BlobStore {
       await pipeline(source, counter, async (chunks: AsyncIterable<Buffer>) => {
         for await (const _chunk of chunks);
       });
-      return { stagingId: 'dropped', sizeBytes: counter.bytes, sha256: counter.digest() };
+      return { stagingId: 'dropped', sizeBytes: counter.bytes, sha256: await counter.digest() };
     },
     commit: async () => {},
     discard: async () => {},

@@ -95,7 +95,7 @@ export class FsBlobStore implements BlobStore {
           new DurableFileSink(into.handle, SYNC_EVERY, WRITE_BUFFER, this.writeBuffers),
         );
       });
-      const staged = { stagingId, sizeBytes: counter.bytes, sha256: counter.digest() };
+      const staged = { stagingId, sizeBytes: counter.bytes, sha256: await counter.digest() };
       if (into.bytes) this.held.set(stagingId, into.bytes);
       await into.handle?.close();
       return staged;

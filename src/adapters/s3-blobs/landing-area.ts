@@ -82,7 +82,7 @@ export class LandingArea {
     return {
       stagingId: randomBytes(16).toString('hex'),
       sizeBytes: counter.bytes,
-      sha256: counter.digest(),
+      sha256: await counter.digest(),
       landed: { objectKey, etag },
     };
   }

@@ -147,14 +147,16 @@ export class S3BlobStore implements BlobStore {
     const uploading = upload.done();
     uploading.catch((err: unknown) => counter.destroy(err instanceof Error ? err : new Error(String(err))));
     const [piped, uploaded] = await Promise.allSettled([piping, uploading]);
-    if (piped.status === 'rejected' || uploaded.status === 'rejected') {
+    // The digest can fail only if the hashing worker died; the staged object goes too then.
+    const [hashed] = piped.status === 'fulfilled' ? await Promise.allSettled([counter.digest()]) : [piped];
+    if (hashed.status === 'rejected' || uploaded.status === 'rejected') {
       source.destroy();
       // A small body may have gone up as one PutObject before the failure was seen.
       await this.deleteObject(Key).catch(() => {});
       // The stream's own error (file_too_large, client disconnect) explains more than the abort it caused.
-      throw piped.status === 'rejected' ? piped.reason : (uploaded as PromiseRejectedResult).reason;
+      throw hashed.status === 'rejected' ? hashed.reason : (uploaded as PromiseRejectedResult).reason;
     }
-    return { stagingId, sizeBytes: counter.bytes, sha256: counter.digest() };
+    return { stagingId, sizeBytes: counter.bytes, sha256: hashed.value };
   }
 
   async commit(staged: StagedBlob, key: string): Promise<void> {
