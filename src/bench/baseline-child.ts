@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -6,9 +5,11 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import Fastify from 'fastify';
+import { HashCounter } from '../adapters/streams/hash-counter.js';
 import { LIMITS } from '../core/plans.js';
 import { baseOptions } from '../http/fastify-options.js';
 import { serveIpc } from './ipc.js';
@@ -16,8 +17,9 @@ import { serveIpc } from './ipc.js';
 /**
  * The baselines, each in its own process like Cairn: `fastify` (bare routes returning the same
  * JSON, with Cairn's Fastify options and multipart settings), `file` (a bare node:http server
- * piping one file), `hash` (a bare node:http server that hashes a request body and keeps
- * nothing: the most any Node server that checks what it receives can do on this machine) and
+ * piping one file), `hash` (a bare node:http server that hashes a request body the way Cairn
+ * does and keeps nothing: the most a Node server that checks what it receives that way can do on
+ * this machine) and
  * `s3rver` (the S3 emulator writing to a temp folder).
  */
 export interface BaselineInfo {
@@ -53,11 +55,17 @@ async function fileServer(file: string): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/** Hashes each body as Cairn does (HashCounter: a body over 1 MiB on a worker thread) and drops it. */
 async function hashServer(): Promise<string> {
   const server = http.createServer((req, res) => {
-    const hash = createHash('sha256');
-    req.on('data', (chunk: Buffer) => hash.update(chunk));
-    req.on('end', () => res.end(hash.digest('hex')));
+    const counter = new HashCounter(Number.MAX_SAFE_INTEGER);
+    const discard = new Writable({ write: (_chunk, _enc, done) => done() });
+    pipeline(req, counter, discard)
+      .then(() => counter.digest())
+      .then(
+        (hex) => res.end(hex),
+        () => res.destroy(),
+      );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

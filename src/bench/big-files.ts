@@ -190,7 +190,7 @@ async function s3rverPut(ctx: BigFileContext, s3: BenchChild<BaselineInfo>): Pro
 
 /**
  * The ceiling of any upload on this machine: the same PUT, by the same client, to a bare node:http
- * server that only hashes the body (best of two). On two cores the client and the server share
+ * server that only hashes the body, as Cairn hashes it (best of two). On two cores the client and the server share
  * the CPUs, so this, not the disk, bounds what Cairn can reach when the disk is fast.
  */
 async function hashOnlyPut(ctx: BigFileContext): Promise<number> {
@@ -265,7 +265,7 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
     {
       name: `upload ${size}, for scale: a bare server that only hashes the PUT`,
       cairn: `presigned ${mbs(pre.rate)}`,
-      baseline: `node:http + SHA-256, keeping nothing: ${mbs(ceiling)} (${ratio(ceiling / cp.durable)} of cp + fsync)`,
+      baseline: `node:http + Cairn's SHA-256 (worker thread), keeping nothing: ${mbs(ceiling)} (${ratio(ceiling / cp.durable)} of cp + fsync)`,
       figure: ratio(pre.rate / ceiling),
       target: '',
       pass: null,
