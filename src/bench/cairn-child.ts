@@ -18,7 +18,14 @@ import { RssSampler } from './rss.js';
 const LIFTED: RateRule = { sustainedPerSecond: 1_000_000, burst: 10_000 };
 
 class LiftedLimiter implements RateLimiter {
-  constructor(private readonly inner: RateLimiter) {}
+  readonly takeNow?: (key: string, rule: RateRule, nowMs: number) => RateDecision;
+
+  constructor(private readonly inner: RateLimiter) {
+    // Only where the inner limiter has it, as admission would see that limiter.
+    const takeNow = inner.takeNow?.bind(inner);
+    if (takeNow) this.takeNow = (key, _rule, nowMs) => takeNow(key, LIFTED, nowMs);
+  }
+
   take(key: string, _rule: RateRule, nowMs: number): Promise<RateDecision> {
     return this.inner.take(key, LIFTED, nowMs);
   }

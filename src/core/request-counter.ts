@@ -44,15 +44,32 @@ export class RequestCounter {
 
   /** This instance's view of the counter: the store's total plus what it has not written yet. */
   async count(tenantId: string, month: string): Promise<number> {
-    const e = await this.entry(tenantId, month);
-    return e.base + e.inFlight + e.unflushed;
+    return total(await this.entry(tenantId, month));
   }
 
-  /** Counts one request unless the counter has reached `limit`; whether it was counted. */
-  async tryCount(tenantId: string, month: string, limit: number): Promise<boolean> {
-    const e = await this.entry(tenantId, month);
-    // Synchronous from here: no other request can slip between the check and the increment.
-    if (e.base + e.inFlight + e.unflushed >= limit) return false;
+  /** Loads the counter here; it stays loaded while it is used (see `idleMs`). */
+  async load(tenantId: string, month: string): Promise<void> {
+    await this.entry(tenantId, month);
+  }
+
+  /** Whether the counter is loaded here, so that `countNow` and `tryCountNow` can answer. */
+  isLoaded(tenantId: string, month: string): boolean {
+    return this.entries.has(keyOf(tenantId, month));
+  }
+
+  /** `count`, synchronously; the counter must be loaded (isLoaded). */
+  countNow(tenantId: string, month: string): number {
+    return total(this.loaded(tenantId, month));
+  }
+
+  /**
+   * Counts one request unless the counter has reached `limit`; whether it was counted. The counter
+   * must be loaded (isLoaded). Synchronous, so no other request can slip between the check and
+   * the increment.
+   */
+  tryCountNow(tenantId: string, month: string, limit: number): boolean {
+    const e = this.loaded(tenantId, month);
+    if (total(e) >= limit) return false;
     e.unflushed++;
     return true;
   }
@@ -112,13 +129,17 @@ export class RequestCounter {
     });
   }
 
+  /** The loaded entry, marked as used; throws if it is not loaded (see isLoaded). */
+  private loaded(tenantId: string, month: string): Entry {
+    const known = this.entries.get(keyOf(tenantId, month));
+    if (!known) throw new Error('request counter not loaded; check isLoaded() first');
+    known.usedAt = performance.now();
+    return known;
+  }
+
   private async entry(tenantId: string, month: string): Promise<Entry> {
     const key = keyOf(tenantId, month);
-    const known = this.entries.get(key);
-    if (known) {
-      known.usedAt = performance.now();
-      return known;
-    }
+    if (this.entries.has(key)) return this.loaded(tenantId, month);
     let pending = this.loading.get(key);
     if (!pending) {
       pending = this.store
@@ -136,3 +157,4 @@ export class RequestCounter {
 }
 
 const keyOf = (tenantId: string, month: string) => `${tenantId}\u0000${month}`;
+const total = (e: Entry) => e.base + e.inFlight + e.unflushed;

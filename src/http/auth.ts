@@ -34,25 +34,51 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  * whatever it turns out to be: the tenant's for authenticated calls and for public page calls
  * whose slug resolves, the client IP's for everything else (no or a bad key, /health, unknown
  * routes). Refusals after the decision carry it (`err.decision`) to the error handler.
+ *
+ * A callback hook rather than an async one: the usual authenticated call (a key seen recently,
+ * the embedded limiter, the tenant's request counter loaded) is admitted synchronously
+ * (admitNow), which costs a fraction of the promises of the asynchronous path; anything else
+ * takes that path, with the same decisions.
  */
 export function installAdmission(app: FastifyInstance, core: Core): void {
   app.decorateRequest('caller', null);
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
-    if (config.ownAdmission) return;
-    if (config.auth) {
-      const caller = await authenticate(core, request, reply);
-      setRateHeaders(reply, await core.access.admit(caller, { quota: config.quota ?? 'count' }));
-      request.caller = caller;
-      return;
+    if (config.ownAdmission) return done();
+    try {
+      if (config.auth && admitNow(core, request, reply, config.quota ?? 'count')) return done();
+    } catch (err) {
+      return done(err as Error);
     }
-    const slug = config.publicPage ? (request.params as { slug?: string }).slug : undefined;
-    const decision =
-      slug === undefined
-        ? await core.access.limitAnonymous(request.ip)
-        : await core.access.limitPublicPage(slug, request.ip);
-    setRateHeaders(reply, decision);
+    admit(core, request, reply).then(() => done(), done);
   });
+}
+
+/** Admits a call synchronously if it can (see AccessService.admitNow); false, having taken nothing, if not. */
+function admitNow(core: Core, request: FastifyRequest, reply: FastifyReply, quota: QuotaMode): boolean {
+  const caller = core.tenants.cachedCaller(bearerToken(request));
+  if (!caller) return false;
+  const decision = core.access.admitNow(caller, { quota });
+  if (!decision) return false;
+  setRateHeaders(reply, decision);
+  request.caller = caller;
+  return true;
+}
+
+async function admit(core: Core, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const config = request.routeOptions.config;
+  if (config.auth) {
+    const caller = await authenticate(core, request, reply);
+    setRateHeaders(reply, await core.access.admit(caller, { quota: config.quota ?? 'count' }));
+    request.caller = caller;
+    return;
+  }
+  const slug = config.publicPage ? (request.params as { slug?: string }).slug : undefined;
+  const decision =
+    slug === undefined
+      ? await core.access.limitAnonymous(request.ip)
+      : await core.access.limitPublicPage(slug, request.ip);
+  setRateHeaders(reply, decision);
 }
 
 /** A failed key names no tenant, so the client IP pays for the attempt (429 beyond its limit). */

@@ -23,25 +23,42 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** What admission does on its asynchronous path: load the counter, then count synchronously. */
+async function tryCount(counter: RequestCounter, limit: number): Promise<boolean> {
+  await counter.load(T, M);
+  return counter.tryCountNow(T, M, limit);
+}
+
 describe('RequestCounter', () => {
+  it('answers synchronously only once loaded', async () => {
+    const counter = new RequestCounter(store);
+    expect(counter.isLoaded(T, M)).toBe(false);
+    expect(() => counter.tryCountNow(T, M, 10)).toThrow('not loaded');
+    await counter.load(T, M);
+    expect(counter.isLoaded(T, M)).toBe(true);
+    expect(counter.tryCountNow(T, M, 1)).toBe(true);
+    expect(counter.tryCountNow(T, M, 1)).toBe(false);
+    expect(counter.countNow(T, M)).toBe(1);
+  });
+
   it('is exact on one instance: concurrent callers never pass the limit, and flushes write every count', async () => {
     const counter = new RequestCounter(store);
-    const results = await Promise.all(Array.from({ length: 50 }, () => counter.tryCount(T, M, 30)));
+    const results = await Promise.all(Array.from({ length: 50 }, () => tryCount(counter, 30)));
     expect(results.filter(Boolean)).toHaveLength(30);
     expect(await counter.count(T, M)).toBe(30);
     expect(await store.getRequestCount(T, M)).toBe(0);
     await counter.flush();
     expect(await store.getRequestCount(T, M)).toBe(30);
     expect(await counter.count(T, M)).toBe(30);
-    expect(await counter.tryCount(T, M, 30)).toBe(false);
+    expect(await tryCount(counter, 30)).toBe(false);
   });
 
   it('starts from the stored total and sees other writers after a flush', async () => {
     await store.addRequests([{ tenantId: T, month: M, n: 7 }]);
     const a = new RequestCounter(store);
     const b = new RequestCounter(store);
-    expect(await a.tryCount(T, M, 100)).toBe(true);
-    expect(await b.tryCount(T, M, 100)).toBe(true);
+    expect(await tryCount(a, 100)).toBe(true);
+    expect(await tryCount(b, 100)).toBe(true);
     expect(await a.count(T, M)).toBe(8);
     await a.flush();
     await b.flush();
@@ -60,10 +77,10 @@ describe('RequestCounter', () => {
       },
     });
     const counter = new RequestCounter(flaky);
-    for (let i = 0; i < 3; i++) await counter.tryCount(T, M, 100);
+    for (let i = 0; i < 3; i++) await tryCount(counter, 100);
     await expect(counter.flush()).rejects.toThrow('store down');
     expect(await counter.count(T, M)).toBe(3);
-    await counter.tryCount(T, M, 100);
+    await tryCount(counter, 100);
     fail = false;
     await counter.flush();
     expect(await store.getRequestCount(T, M)).toBe(4);
@@ -72,9 +89,9 @@ describe('RequestCounter', () => {
 
   it('counts taken while a flush is in flight are neither lost nor counted twice', async () => {
     const counter = new RequestCounter(store);
-    await counter.tryCount(T, M, 100);
+    await tryCount(counter, 100);
     const flushing = counter.flush();
-    await counter.tryCount(T, M, 100);
+    await tryCount(counter, 100);
     expect(await counter.count(T, M)).toBe(2);
     await flushing;
     expect(await counter.count(T, M)).toBe(2);
