@@ -29,10 +29,10 @@ export interface EngineServer {
   cairn: BenchChild<CairnChildInfo>;
   tenants: Record<string, Tenant>;
   /**
-   * One small artifact per GET tenant: one for the warm-up and one per measured round, so that no
-   * tenant's monthly request quota (100,000 on Pro) runs out during the runs.
+   * GET targets of the warm-up and of each measured round: tenants of their own, with one small
+   * artifact each, so that no tenant's monthly request quota (100,000 on Pro) runs out.
    */
-  getTargets: { warm: GetTarget; rounds: GetTarget[] };
+  getTargets: { warm: GetTarget[]; rounds: GetTarget[][] };
   seeded: Seeded;
 }
 
@@ -79,22 +79,29 @@ export async function prepareEngine(
   return { cairn, tenants, getTargets, seeded };
 }
 
+/** Tenants per GET run: a run of 4 s may then take up to 400,000 requests (100,000 per tenant). */
+const TENANTS_PER_GET_RUN = 4;
+
 /**
- * GET targets for one series of runs (a warm-up and `rounds` measured runs): a new tenant with
- * one small artifact each, so that no tenant's monthly request quota runs out. `prefix` keeps
- * the tenant names of several series apart.
+ * GET targets for one series of runs (a warm-up and `rounds` measured runs): new tenants with one
+ * small artifact each, TENANTS_PER_GET_RUN per run. `prefix` keeps the tenant names of several
+ * series apart.
  */
 export async function newGetTargets(
   cairn: BenchChild<CairnChildInfo>,
   prefix: string,
   rounds: number,
 ): Promise<EngineServer['getTargets']> {
-  const target = async (name: string) => {
-    const { apiKey } = await cairn.call<Tenant>('tenant', { name: `${prefix}-${name}`, plan: 'pro' });
-    return { key: apiKey, id: await smallArtifact(cairn.info.apiUrl, apiKey) };
+  const run = async (name: string) => {
+    const targets: GetTarget[] = [];
+    for (let i = 1; i <= TENANTS_PER_GET_RUN; i++) {
+      const { apiKey } = await cairn.call<Tenant>('tenant', { name: `${prefix}-${name}-${i}`, plan: 'pro' });
+      targets.push({ key: apiKey, id: await smallArtifact(cairn.info.apiUrl, apiKey) });
+    }
+    return targets;
   };
-  const targets: EngineServer['getTargets'] = { warm: await target('warm'), rounds: [] };
-  for (let i = 1; i <= rounds; i++) targets.rounds.push(await target(String(i)));
+  const targets: EngineServer['getTargets'] = { warm: await run('warm'), rounds: [] };
+  for (let i = 1; i <= rounds; i++) targets.rounds.push(await run(String(i)));
   return targets;
 }
 

@@ -112,7 +112,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
     );
     await rm(file, { force: true });
 
-    const { key, id } = server.getTargets.warm;
+    const { key, id } = server.getTargets.warm[0]!;
     const recordJson = await (
       await fetch(`${server.cairn.info.apiUrl}/v1/artifacts/${id}`, { headers: { authorization: `Bearer ${key}` } })
     ).text();
@@ -120,7 +120,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
     let figures: EngineFigures;
     try {
       log('GET: Cairn alternating with a bare Fastify baseline, then lists');
-      const measured = await measureEngine(server, s.d, (seconds) => getLoad(bare.info.url, { key: 'x', id }, seconds));
+      const measured = await measureEngine(server, s.d, (seconds) => getLoad(bare.info.url, [{ key: 'x', id }], seconds));
       figures = measured;
       const bareGet = measured.baselineGet;
       rows.push({

@@ -45,11 +45,14 @@ export function installAdmission(app: FastifyInstance, core: Core): void {
   app.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
     if (config.ownAdmission) return done();
+    let admitted: boolean;
     try {
-      if (config.auth && admitNow(core, request, reply, config.quota ?? 'count')) return done();
+      admitted = config.auth === true && admitNow(core, request, reply, config.quota ?? 'count');
     } catch (err) {
       return done(err as Error);
     }
+    // Outside the try: `done()` runs the rest of the request, whose errors are not admission's.
+    if (admitted) return done();
     admit(core, request, reply).then(() => done(), done);
   });
 }
