@@ -120,7 +120,9 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
     let figures: EngineFigures;
     try {
       log('GET: Cairn alternating with a bare Fastify baseline, then lists');
-      const measured = await measureEngine(server, s.d, (seconds) => getLoad(bare.info.url, [{ key: 'x', id }], seconds));
+      const measured = await measureEngine(server, s.d, (seconds) =>
+        getLoad(bare.info.url, [{ key: 'x', id }], seconds),
+      );
       figures = measured;
       const bareGet = measured.baselineGet;
       rows.push({
