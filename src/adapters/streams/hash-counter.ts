@@ -54,7 +54,15 @@ export class HashCounter extends Transform {
       done(null, chunk);
       return;
     }
-    const offThread = new OffThreadSha256();
+    let offThread: OffThreadSha256;
+    try {
+      offThread = new OffThreadSha256();
+    } catch (err) {
+      // No thread or shared memory to be had (a process out of memory): this upload fails, and
+      // the process does not (a throw here would be an uncaught exception).
+      done(err as Error);
+      return;
+    }
     this.offThread = offThread;
     const held = this.held;
     this.held = [];
