@@ -5,8 +5,8 @@ import { Worker } from 'node:worker_threads';
  * SHA-256 of a large stream, computed on a worker thread.
  *
  * Why: hashing was the largest single cost of a large upload on the event loop (29 % of the
- * server's CPU for a 1 GiB presigned PUT, with SHA extensions; several times that without), and
- * while it ran no other request was served. Here the event loop only copies each chunk into one
+ * server's CPU for a 1 GiB presigned PUT on a CPU with SHA extensions; one without them hashes
+ * several times slower), and while it ran no other request was served. Here the event loop only copies each chunk into one
  * of a few 1 MiB slots of shared memory and posts the slot's number; a worker hashes it and
  * hands the slot back. Chunks stay in order because one worker hashes all of a stream's slots,
  * in the order they were posted.
