@@ -190,8 +190,9 @@ async function s3rverPut(ctx: BigFileContext, s3: BenchChild<BaselineInfo>): Pro
 
 /**
  * The ceiling of any upload on this machine: the same PUT, by the same client, to a bare node:http
- * server that only hashes the body, as Cairn hashes it (best of two). On two cores the client and the server share
- * the CPUs, so this, not the disk, bounds what Cairn can reach when the disk is fast.
+ * server that only hashes the body, as Cairn hashes it (best of two). On two cores the client and
+ * the server share the CPUs, so this, not the disk, bounds what Cairn can reach when the disk is
+ * fast.
  */
 async function hashOnlyPut(ctx: BigFileContext): Promise<number> {
   const server = await startChild<BaselineInfo>('baseline-child.js', ['hash'], childEnv({}));

@@ -1,5 +1,5 @@
 import type { TenantRow } from '../ports/metadata-store.js';
-import type { RateDecision } from '../ports/rate-limiter.js';
+import type { RateDecision, RateRule } from '../ports/rate-limiter.js';
 import type { CoreDeps } from './context.js';
 import { CairnError } from './errors.js';
 import { ANONYMOUS_RATE_LIMIT, PLANS } from './plans.js';
@@ -67,14 +67,7 @@ export class AccessService {
     const now = clock.now();
     const month = monthKey(now);
     if (!limiter.takeNow || (opts.quota !== 'skip' && !this.requests.isLoaded(tenant.id, month))) return undefined;
-    const plan = PLANS[tenant.plan];
-    const decision = allowedOrThrow(
-      limiter.takeNow(
-        tenantKey(tenant),
-        { sustainedPerSecond: plan.rateLimitSustained, burst: plan.rateLimitBurst },
-        now,
-      ),
-    );
+    const decision = allowedOrThrow(limiter.takeNow(tenantKey(tenant), ruleOf(PLANS[tenant.plan]), now));
     return this.afterRateDecision(tenant, decision, opts.quota, month);
   }
 
@@ -106,13 +99,12 @@ export class AccessService {
 
   /** The tenant's sliding window (100/s sustained, 200 burst); 429 beyond it. */
   limitTenant(tenant: TenantRow): Promise<RateDecision> {
-    const plan = PLANS[tenant.plan];
-    return this.take(tenantKey(tenant), plan.rateLimitSustained, plan.rateLimitBurst);
+    return this.take(tenantKey(tenant), ruleOf(PLANS[tenant.plan]));
   }
 
   /** A request that names no tenant: the client IP's own window, which also slows key guessing. */
   limitAnonymous(ip: string): Promise<RateDecision> {
-    return this.take(`ip:${ip}`, ANONYMOUS_RATE_LIMIT.rateLimitSustained, ANONYMOUS_RATE_LIMIT.rateLimitBurst);
+    return this.take(`ip:${ip}`, ruleOf(ANONYMOUS_RATE_LIMIT));
   }
 
   /** Public page endpoints share the page's tenant limit (spec) when the slug resolves; else the IP's. */
@@ -121,12 +113,18 @@ export class AccessService {
     return live ? this.limitTenant(live.tenant) : this.limitAnonymous(ip);
   }
 
-  private async take(key: string, sustainedPerSecond: number, burst: number): Promise<RateDecision> {
-    return allowedOrThrow(await this.deps.limiter.take(key, { sustainedPerSecond, burst }, this.deps.clock.now()));
+  private async take(key: string, rule: RateRule): Promise<RateDecision> {
+    return allowedOrThrow(await this.deps.limiter.take(key, rule, this.deps.clock.now()));
   }
 }
 
 const tenantKey = (tenant: TenantRow) => `tenant:${tenant.id}`;
+
+/** The limiter's rule of a plan (or of anonymous callers). */
+const ruleOf = (limits: { rateLimitSustained: number; rateLimitBurst: number }): RateRule => ({
+  sustainedPerSecond: limits.rateLimitSustained,
+  burst: limits.rateLimitBurst,
+});
 
 function allowedOrThrow(decision: RateDecision): RateDecision {
   if (!decision.allowed) throw new RateLimitedError(decision);

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { QuotaMode } from '../core/access.js';
 import type { Core } from '../core/index.js';
 import type { Caller } from '../core/tenants.js';
@@ -43,17 +43,19 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 export function installAdmission(app: FastifyInstance, core: Core): void {
   app.decorateRequest('caller', null);
   app.addHook('onRequest', (request, reply, done) => {
+    // Read once: Fastify builds `routeOptions` anew at every access.
     const config = request.routeOptions.config;
     if (config.ownAdmission) return done();
+    const quota = config.quota ?? 'count';
     let admitted: boolean;
     try {
-      admitted = config.auth === true && admitNow(core, request, reply, config.quota ?? 'count');
+      admitted = config.auth === true && admitNow(core, request, reply, quota);
     } catch (err) {
       return done(err as Error);
     }
     // Outside the try: `done()` runs the rest of the request, whose errors are not admission's.
     if (admitted) return done();
-    admit(core, request, reply).then(() => done(), done);
+    admit(core, request, reply, config, quota).then(() => done(), done);
   });
 }
 
@@ -68,11 +70,16 @@ function admitNow(core: Core, request: FastifyRequest, reply: FastifyReply, quot
   return true;
 }
 
-async function admit(core: Core, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const config = request.routeOptions.config;
+async function admit(
+  core: Core,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  config: FastifyContextConfig,
+  quota: QuotaMode,
+): Promise<void> {
   if (config.auth) {
     const caller = await authenticate(core, request, reply);
-    setRateHeaders(reply, await core.access.admit(caller, { quota: config.quota ?? 'count' }));
+    setRateHeaders(reply, await core.access.admit(caller, { quota }));
     request.caller = caller;
     return;
   }

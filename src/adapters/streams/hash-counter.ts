@@ -21,7 +21,6 @@ export const OFF_THREAD_AFTER_BYTES = 1024 * 1024;
  */
 export class HashCounter extends Transform {
   private held: Buffer[] = [];
-  private heldBytes = 0;
   private offThread: OffThreadSha256 | null = null;
   private result: Promise<string> | null = null;
   bytes = 0;
@@ -48,9 +47,9 @@ export class HashCounter extends Transform {
       this.offThread.update(chunk).then(() => done(null, chunk), done);
       return;
     }
+    // Until the hash moves to a worker, `held` is everything so far: `bytes` is its size.
     this.held.push(chunk);
-    this.heldBytes += chunk.length;
-    if (this.heldBytes <= OFF_THREAD_AFTER_BYTES) {
+    if (this.bytes <= OFF_THREAD_AFTER_BYTES) {
       done(null, chunk);
       return;
     }

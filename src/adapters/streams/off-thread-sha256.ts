@@ -29,8 +29,8 @@ const MAX_WORKERS = Math.max(1, Math.min(4, availableParallelism() - 1));
  * The worker's program. Plain JavaScript evaluated as is, so that the same text runs from the
  * TypeScript sources (tests) and from the build; `import()` rather than `require`, because an
  * evaluated worker takes the process's flags and `--input-type=module` makes it a module (the
- * port keeps messages until the listener is added). Messages: `open` (a stream's hash and its slots),
- * `data` (hash `len` bytes of a slot, then hand it back with `free`), `end` (answer `digest`),
+ * port keeps messages until the listener is added). Messages: `open` (a stream's hash and its
+ * slots), `data` (hash `len` bytes of a slot, then hand it back with `free`), `end` (answer `digest`),
  * `abort` (drop the stream, answer `closed` so its slots can be reused). A stream it does not know
  * (aborted) is answered `closed` and its data ignored, never thrown on: that would end the worker
  * and every other stream on it.
