@@ -152,6 +152,31 @@ describe('API key cap', () => {
   });
 });
 
+describe('a key in steady use', () => {
+  it('is refused the moment it is revoked, while the tenant’s other key goes on sharing one window', async () => {
+    // Several calls first: from the second on, admission decides them synchronously from the
+    // cached caller and the loaded counter (AccessService.admitNow); the revocation must still win.
+    clock.set(Date.UTC(2026, 10, 9, 12, 0, 0));
+    const key = await s.createTenant('steady', 'pro');
+    const second = await s.core.tenants.createKey(await tenantOf('steady'));
+    const remaining: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      for (const k of [key, second]) {
+        const r = await api(s.apiUrl, k, 'GET', '/v1/whoami');
+        expect(r.status).toBe(200);
+        remaining.push(Number(r.headers.get('x-ratelimit-remaining')));
+      }
+    }
+    // One tenant window for both keys, one slot per call, whichever path admitted it.
+    expect(remaining).toEqual([199, 198, 197, 196, 195, 194]);
+    await s.core.tenants.revokeKey(await tenantOf('steady'), key);
+    expectError(await api(s.apiUrl, key, 'GET', '/v1/artifacts'), 401, 'unauthorized');
+    const after = await api(s.apiUrl, second, 'GET', '/v1/whoami');
+    expect(after.status).toBe(200);
+    expect(after.json.usage_requests_month).toBe(7);
+  });
+});
+
 describe('suspended tenant', () => {
   it('gets 403 tenant_suspended everywhere, and its links and signed URLs stop resolving', async () => {
     clock.set(Date.UTC(2026, 10, 5, 0, 0, 0));
