@@ -75,7 +75,10 @@ ${markdownTable(rows)}
   three times for 4 s each, alternating (baseline, Cairn, baseline, …), and each side's best run
   counts: a single run of either can land on a moment when the shared machine is busy. Each
   Cairn run reads the artifacts of four tenants of its own (each connection goes round them), so
-  no monthly request quota (100,000 per tenant) runs out.
+  no monthly request quota (100,000 per tenant) runs out. The "for scale" row under it gives the
+  CPU time (user + system) each server's process used per request in those best runs, and the
+  baseline's over Cairn's: how much of the gap is Cairn's own work, whatever the machine's speed
+  that day.
 - **Lists.** One tenant is seeded with the row count above straight into the store (SQLite: one
   transaction of prepared inserts; PostgreSQL: batched \`INSERT … SELECT generate_series\`, then
   \`VACUUM ANALYZE\` of those tables and a \`CHECKPOINT\`, so neither autovacuum nor the checkpoint

@@ -12,7 +12,7 @@ import {
 import type { CairnChildInfo } from './cairn-child.js';
 import { type BenchChild, childEnv, startChild } from './ipc.js';
 import { interleavedLatency } from './latency.js';
-import type { LoadResult } from './load.js';
+import { type LoadResult, withServerCpu } from './load.js';
 import type { Seeded } from './seed.js';
 import { apiCall } from './transfer.js';
 
@@ -110,7 +110,10 @@ export interface EngineFigures {
   lists: Record<ListShape, LoadResult>;
 }
 
-/** GET throughput (the best of `d.rounds` runs, alternating with `baselineGet`'s) and the list latencies. */
+/**
+ * GET throughput (the best of `d.rounds` runs, alternating with `baselineGet`'s, with Cairn's CPU per
+ * request in that run) and the list latencies.
+ */
 export async function measureEngine(
   server: EngineServer,
   d: Durations,
@@ -122,7 +125,9 @@ export async function measureEngine(
     ['baseline', 'cairn'] as const,
     d,
     (side, round, seconds) =>
-      side === 'cairn' ? getLoad(url, round < 0 ? warm : rounds[round]!, seconds) : baselineGet(seconds),
+      side === 'cairn'
+        ? withServerCpu(server.cairn, () => getLoad(url, round < 0 ? warm : rounds[round]!, seconds))
+        : baselineGet(seconds),
     d.get,
   );
   const lists = await listLoads(url, server.tenants.list!.apiKey, server.seeded, d);

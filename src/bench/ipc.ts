@@ -18,10 +18,22 @@ interface Response {
 
 export type Handler = (cmd: string, args: unknown) => Promise<unknown>;
 
-/** Child side: answers requests with `handler`, then tells the parent it is ready with `info`. */
+/** Answered by every child (serveIpc); see withServerCpu. */
+export const CPU_COMMAND = 'cpu';
+
+function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+/**
+ * Child side: answers requests with `handler`, then tells the parent it is ready with `info`.
+ * Every child also answers `cpu`: the CPU time (user + system, µs) its process has used so far.
+ */
 export function serveIpc(info: unknown, handler: Handler): void {
   process.on('message', (msg: Request) => {
-    handler(msg.cmd, msg.args).then(
+    const answer = msg.cmd === CPU_COMMAND ? Promise.resolve(cpuMicros()) : handler(msg.cmd, msg.args);
+    answer.then(
       (result) => process.send?.({ id: msg.id, result } satisfies Response),
       (err: unknown) => process.send?.({ id: msg.id, error: err instanceof Error ? err.message : String(err) }),
     );
@@ -36,7 +48,7 @@ export interface BenchChild<Info> {
   stop(): Promise<void>;
 }
 
-/** Forks `dist/bench/<script>` and waits for its ready message. */
+/** Forks `dist/bench/<script>` (or `script`, if absolute) and waits for its ready message. */
 export async function startChild<Info>(
   script: string,
   argv: string[],
@@ -44,7 +56,7 @@ export async function startChild<Info>(
 ): Promise<BenchChild<Info>> {
   // CAIRN_BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every server process on exit.
   const profDir = process.env.CAIRN_BENCH_CPU_PROF;
-  const child = fork(path.join(import.meta.dirname, script), argv, {
+  const child = fork(path.resolve(import.meta.dirname, script), argv, {
     env,
     execArgv: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

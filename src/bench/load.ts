@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { CPU_COMMAND } from './ipc.js';
 
 /** The part of autocannon 8's programmatic API we use (it ships no type declarations). */
 interface AutocannonRequest {
@@ -33,6 +34,24 @@ export interface LoadResult {
   p50: number;
   p99: number;
   total: number;
+  /** CPU time (µs, user + system) the server process used per request, where measured (withServerCpu). */
+  serverCpuPerRequest?: number;
+}
+
+/**
+ * `run` (one load against `server`) with the CPU time the server's process used per request.
+ * Requests per second depend on how fast this shared machine is at that moment, for the baseline
+ * more than for Cairn (the kernel's share of a request varies from one day to the next); the
+ * server's CPU per request says how much work each request takes, whatever the moment.
+ */
+export async function withServerCpu(
+  server: { call<T>(cmd: string): Promise<T> },
+  run: () => Promise<LoadResult>,
+): Promise<LoadResult> {
+  const before = await server.call<number>(CPU_COMMAND);
+  const result = await run();
+  const used = (await server.call<number>(CPU_COMMAND)) - before;
+  return { ...result, serverCpuPerRequest: used / result.total };
 }
 
 /** Runs one autocannon load; any non-2xx answer or socket error fails the bench rather than skewing it. */

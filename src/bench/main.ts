@@ -17,6 +17,7 @@ import {
   startCairn,
 } from './engine-run.js';
 import { childEnv, startChild } from './ipc.js';
+import { type LoadResult, withServerCpu } from './load.js';
 import { machine, ms, type ResultRow, ratio, rps, textTable } from './report.js';
 import { dropSchema, seedPostgres, seedSqlite } from './seed.js';
 import { smallUploadRows } from './small-uploads.js';
@@ -80,6 +81,24 @@ function listRows(label: string, figures: EngineFigures, sqlite?: EngineFigures)
   });
 }
 
+/**
+ * For scale, next to the GET target: the CPU each request took in the server's process in the
+ * runs above, Cairn's against the bare route's. The req/s ratio moves with the machine (the
+ * kernel's share of each request differs from day to day on this VM); this one says how much of
+ * the difference is Cairn's own work.
+ */
+function getCpuRow(cairn: LoadResult, bare: LoadResult): ResultRow {
+  const us = (r: LoadResult) => `${(r.serverCpuPerRequest ?? Number.NaN).toFixed(1)} µs`;
+  return {
+    name: 'GET /v1/artifacts/{id}, for scale: server CPU per request',
+    cairn: us(cairn),
+    baseline: `bare Fastify ${us(bare)}`,
+    figure: ratio((bare.serverCpuPerRequest ?? Number.NaN) / (cairn.serverCpuPerRequest ?? Number.NaN)),
+    target: '',
+    pass: null,
+  };
+}
+
 /** What the PostgreSQL part needs of the SQLite part: its data folder, tenants and seeded list. */
 type SqliteEngine = Omit<EngineServer, 'cairn' | 'getTargets'> & { dataDir: string };
 
@@ -121,7 +140,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
     try {
       log('GET: Cairn alternating with a bare Fastify baseline, then lists');
       const measured = await measureEngine(server, s.d, (seconds) =>
-        getLoad(bare.info.url, [{ key: 'x', id }], seconds),
+        withServerCpu(bare, () => getLoad(bare.info.url, [{ key: 'x', id }], seconds)),
       );
       figures = measured;
       const bareGet = measured.baselineGet;
@@ -133,6 +152,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
         target: '≥ 0.5×',
         pass: figures.get.reqPerSec / bareGet.reqPerSec >= 0.5,
       });
+      rows.push(getCpuRow(figures.get, bareGet));
       rows.push(...listRows(`${s.rows.toLocaleString('en-US')} rows, SQLite`, figures));
       rows.push(
         ...(await smallUploadRows(
