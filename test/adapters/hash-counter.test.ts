@@ -136,6 +136,25 @@ describe('OffThreadSha256', () => {
     await vi.waitFor(() => expect(openOffThreadHashes()).toBe(0));
   });
 
+  it('reuses the slots of ended and aborted streams for the next ones, whole', async () => {
+    // Slots travel to the worker and back; the sets of these streams are kept for the next.
+    const aborted = new OffThreadSha256();
+    const updating = aborted.update(randomBytes(9 * MIB));
+    aborted.abort();
+    await expect(updating).rejects.toThrow('aborted');
+    const ended = new OffThreadSha256();
+    await ended.update(randomBytes(5 * MIB));
+    await ended.digest();
+    await vi.waitFor(() => expect(openOffThreadHashes()).toBe(0));
+    // Each of these fills every slot of its set several times over.
+    for (let round = 0; round < 3; round++) {
+      const bytes = [randomBytes(6 * MIB + 5), randomBytes(7 * MIB + 1)];
+      const hashes = bytes.map(() => new OffThreadSha256());
+      await Promise.all(hashes.map((h, i) => h.update(bytes[i]!)));
+      expect(await Promise.all(hashes.map((h) => h.digest()))).toEqual(bytes.map(sha256));
+    }
+  });
+
   it('fails the streams of a worker that stops, and the next stream gets a new worker', async () => {
     const hash = new OffThreadSha256();
     await hash.update(randomBytes(2 * MIB));

@@ -57,7 +57,7 @@ export class HashCounter extends Transform {
     try {
       offThread = new OffThreadSha256();
     } catch (err) {
-      // No thread or shared memory to be had (a process out of memory): this upload fails, and
+      // No thread or slot memory to be had (a process out of memory): this upload fails, and
       // the process does not (a throw here would be an uncaught exception).
       done(err as Error);
       return;

@@ -6,10 +6,14 @@ import { Worker } from 'node:worker_threads';
  *
  * Why: hashing was the largest single cost of a large upload on the event loop (29 % of the
  * server's CPU for a 1 GiB presigned PUT on a CPU with SHA extensions; one without them hashes
- * several times slower), and while it ran no other request was served. Here the event loop only copies each chunk into one
- * of a few 1 MiB slots of shared memory and posts the slot's number; a worker hashes it and
- * hands the slot back. Chunks stay in order because one worker hashes all of a stream's slots,
- * in the order they were posted.
+ * several times slower), and while it ran no other request was served. Here the event loop only
+ * copies each chunk into one of a few 1 MiB slots and transfers the full slot to a worker, which
+ * hashes it and transfers it back. Chunks stay in order because one worker hashes all of a
+ * stream's slots, in the order they were posted.
+ *
+ * Why transferred ArrayBuffers rather than a SharedArrayBuffer: V8 copies into shared memory with
+ * word-by-word relaxed atomic moves (`relaxed_memmove`), not memcpy; with shared slots that copy
+ * was 15 % of a server's CPU during a 1 GiB PUT. A transfer moves the buffer, it copies nothing.
  *
  * Workers are started on first use (a few per process, each serving several streams), are
  * referenced only while they have streams (an idle one does not keep the process alive), and a
@@ -29,11 +33,11 @@ const MAX_WORKERS = Math.max(1, Math.min(4, availableParallelism() - 1));
  * The worker's program. Plain JavaScript evaluated as is, so that the same text runs from the
  * TypeScript sources (tests) and from the build; `import()` rather than `require`, because an
  * evaluated worker takes the process's flags and `--input-type=module` makes it a module (the
- * port keeps messages until the listener is added). Messages: `open` (a stream's hash and its
- * slots), `data` (hash `len` bytes of a slot, then hand it back with `free`), `end` (answer `digest`),
- * `abort` (drop the stream, answer `closed` so its slots can be reused). A stream it does not know
- * (aborted) is answered `closed` and its data ignored, never thrown on: that would end the worker
- * and every other stream on it.
+ * port keeps messages until the listener is added). Messages: `open` (a stream's hash), `data`
+ * (hash the first `len` bytes of the transferred slot `buf`, then transfer it back with `free`),
+ * `end` (answer `digest`), `abort` (drop the stream, answer `closed`). Every slot goes back, that
+ * of a stream it does not know (aborted) too, unhashed; such a stream's other messages are
+ * answered `closed` and never thrown on: that would end the worker and every other stream on it.
  */
 const WORKER_SOURCE = `
 (async () => {
@@ -42,16 +46,14 @@ const WORKER_SOURCE = `
   const streams = new Map();
   parentPort.on('message', (m) => {
     if (m.op === 'open') {
-      streams.set(m.id, { hash: createHash('sha256'), slots: m.slots.map((s) => new Uint8Array(s)) });
+      streams.set(m.id, createHash('sha256'));
     } else if (m.op === 'data') {
-      const s = streams.get(m.id);
-      if (!s) return;
-      s.hash.update(s.slots[m.slot].subarray(0, m.len));
-      parentPort.postMessage({ op: 'free', id: m.id, slot: m.slot });
+      streams.get(m.id)?.update(new Uint8Array(m.buf, 0, m.len));
+      parentPort.postMessage({ op: 'free', id: m.id, slot: m.slot, buf: m.buf }, [m.buf]);
     } else if (m.op === 'end' && streams.has(m.id)) {
-      const s = streams.get(m.id);
+      const hash = streams.get(m.id);
       streams.delete(m.id);
-      parentPort.postMessage({ op: 'digest', id: m.id, hex: s.hash.digest('hex') });
+      parentPort.postMessage({ op: 'digest', id: m.id, hex: hash.digest('hex') });
     } else {
       streams.delete(m.id);
       parentPort.postMessage({ op: 'closed', id: m.id });
@@ -61,13 +63,14 @@ const WORKER_SOURCE = `
 `;
 
 type Reply =
-  | { op: 'free'; id: number; slot: number }
+  | { op: 'free'; id: number; slot: number; buf: ArrayBuffer }
   | { op: 'digest'; id: number; hex: string }
   | { op: 'closed'; id: number };
 
 /** What a worker tells one of its streams. */
 interface StreamEnd {
-  free(slot: number): void;
+  /** Slot `slot` is back (hashed), as `buf`. */
+  free(slot: number, buf: ArrayBuffer): void;
   /** The stream is over on the worker's side (digest or abort answered): its slots are unused. */
   closed(hex: string | null): void;
   fail(err: Error): void;
@@ -81,7 +84,7 @@ class HashWorker {
     this.worker.unref();
     this.worker.on('message', (m: Reply) => {
       const stream = this.streams.get(m.id);
-      if (m.op === 'free') return stream?.free(m.slot);
+      if (m.op === 'free') return stream?.free(m.slot, m.buf);
       this.forget(m.id);
       stream?.closed(m.op === 'digest' ? m.hex : null);
     });
@@ -99,14 +102,19 @@ class HashWorker {
     return this.streams.size;
   }
 
-  open(id: number, slots: SharedArrayBuffer[], end: StreamEnd): void {
+  open(id: number, end: StreamEnd): void {
     // Referenced while it has streams: a process waiting only for a digest must not exit.
     if (this.streams.size === 0) this.worker.ref();
     this.streams.set(id, end);
-    this.worker.postMessage({ op: 'open', id, slots });
+    this.worker.postMessage({ op: 'open', id });
   }
 
-  post(message: { op: 'data'; id: number; slot: number; len: number } | { op: 'end' | 'abort'; id: number }): void {
+  /** Transfers slot `slot` (`buf`, whose first `len` bytes are to be hashed) to the worker. */
+  postSlot(id: number, slot: number, buf: ArrayBuffer, len: number): void {
+    this.worker.postMessage({ op: 'data', id, slot, buf, len }, [buf]);
+  }
+
+  post(message: { op: 'end' | 'abort'; id: number }): void {
     this.worker.postMessage(message);
   }
 
@@ -122,7 +130,7 @@ class HashWorker {
 }
 
 const workers: HashWorker[] = [];
-const keptSlotSets: SharedArrayBuffer[][] = [];
+const keptSlotSets: ArrayBuffer[][] = [];
 let nextId = 1;
 
 /** The least busy worker, or a new one while every worker has a stream and there is room for one more. */
@@ -154,7 +162,8 @@ export async function stopHashWorkers(): Promise<void> {
 export class OffThreadSha256 {
   private readonly id = nextId++;
   private readonly worker = pickWorker();
-  private readonly shared: SharedArrayBuffer[];
+  /** The stream's slots; one being hashed is detached here (transferred) until `free` brings it back. */
+  private readonly slots: ArrayBuffer[];
   private readonly views: Buffer[];
   private readonly freeSlots: number[];
   private slot: number;
@@ -167,13 +176,14 @@ export class OffThreadSha256 {
   private aborted = false;
 
   constructor() {
-    this.shared =
-      keptSlotSets.pop() ?? Array.from({ length: SLOTS_PER_STREAM }, () => new SharedArrayBuffer(SLOT_BYTES));
-    this.views = this.shared.map((s) => Buffer.from(s));
-    this.freeSlots = this.shared.map((_, i) => i).reverse();
+    this.slots = keptSlotSets.pop() ?? Array.from({ length: SLOTS_PER_STREAM }, () => new ArrayBuffer(SLOT_BYTES));
+    this.views = this.slots.map((s) => Buffer.from(s));
+    this.freeSlots = this.slots.map((_, i) => i).reverse();
     this.slot = this.freeSlots.pop() as number;
-    this.worker.open(this.id, this.shared, {
-      free: (slot) => {
+    this.worker.open(this.id, {
+      free: (slot, buf) => {
+        this.slots[slot] = buf;
+        this.views[slot] = Buffer.from(buf);
         this.freeSlots.push(slot);
         const w = this.waiting;
         this.waiting = null;
@@ -181,7 +191,10 @@ export class OffThreadSha256 {
       },
       closed: (hex) => {
         this.over = true;
-        if (keptSlotSets.length < KEPT_SLOT_SETS) keptSlotSets.push(this.shared);
+        // Every slot is back by now (the worker answers `closed` after the `free` of each slot sent
+        // before); a set missing one (detached, byteLength 0) is not kept all the same.
+        const whole = this.slots.every((buf) => buf.byteLength === SLOT_BYTES);
+        if (whole && keptSlotSets.length < KEPT_SLOT_SETS) keptSlotSets.push(this.slots);
         this.finished?.resolve(hex);
       },
       fail: (err) => {
@@ -211,8 +224,7 @@ export class OffThreadSha256 {
   /** Lowercase hex SHA-256 of everything given to `update`. Call once, after the last update. */
   async digest(): Promise<string> {
     if (this.failure) throw this.failure;
-    if (this.filled > 0) this.worker.post({ op: 'data', id: this.id, slot: this.slot, len: this.filled });
-    this.filled = 0;
+    if (this.filled > 0) this.transferSlot();
     const hex = await this.whenClosed({ op: 'end', id: this.id });
     if (hex === null) throw new Error('The hash was aborted.');
     return hex;
@@ -232,10 +244,14 @@ export class OffThreadSha256 {
     });
   }
 
+  private transferSlot(): void {
+    this.worker.postSlot(this.id, this.slot, this.slots[this.slot] as ArrayBuffer, this.filled);
+    this.filled = 0;
+  }
+
   /** Hands the full slot to the worker and takes a free one, waiting for one if none is free. */
   private async postSlot(): Promise<void> {
-    this.worker.post({ op: 'data', id: this.id, slot: this.slot, len: this.filled });
-    this.filled = 0;
+    this.transferSlot();
     while (this.freeSlots.length === 0) {
       await new Promise<void>((resolve, reject) => {
         this.waiting = { resolve, reject };
