@@ -225,7 +225,8 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
   log('cp baseline');
   const cp = await cpBaseline(ctx);
   // Each upload runs twice, like the cp baseline (best of two). A second upload of the same bytes
-  // does the same work (received, hashed, written and fsynced to staging) and then finds the blob.
+  // does the same work (received, hashed, written and fsynced to staging) and then finds the blob
+  // (its staged copy is removed after the answer).
   // Cairn's presigned upload and s3rver's PUT alternate, best of two each, so that neither meets
   // the disk right after the other's file deletions (this disk discards freed blocks) more often.
   log(`presigned upload of ${size}, alternating with s3rver PUTs (twice each)`);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -195,6 +195,25 @@ describe('FsBlobStore small blobs', () => {
     expect(existsSync(fileOf(key))).toBe(false);
     expect(await store.stat(key)).toBeNull();
     await expect(store.read(key)).rejects.toThrow();
+  });
+
+  it('keeps the stored file when the same bytes are committed again, and drops the redundant copy', async () => {
+    const data = bytesOf(SMALL_BLOB_BYTES * 3);
+    const key = await put(store, data);
+    const stored = await stat(fileOf(key));
+    // Twice, the second with discard right after its commit, as every upload path does.
+    for (let i = 0; i < 2; i++) {
+      const staged = await store.stage(Readable.from([data]), data.length);
+      await store.commit(staged, key);
+      if (i === 1) await store.discard(staged);
+    }
+    // The same file, not a copy renamed over it (which would free the old file's blocks first).
+    const after = await stat(fileOf(key));
+    expect([after.ino, after.mtimeMs]).toEqual([stored.ino, stored.mtimeMs]);
+    expect(sha(await buffer(await store.read(key)))).toBe(sha(data));
+    // The copies go in the background; close() waits for them.
+    await store.close();
+    expect(await readdir(path.join(root, '.staging'))).toEqual([]);
   });
 
   it('drops a small upload that is discarded instead of committed', async () => {
