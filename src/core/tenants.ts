@@ -118,14 +118,15 @@ export class TenantService {
 
   /** Resolves a bearer key to its caller; every failure is the same 401 so keys cannot be probed. */
   async authenticate(bearer: string | undefined): Promise<Caller> {
-    const cached = this.cachedCaller(bearer);
-    if (cached) return cached;
     const fail = (hint: string) => new CairnError('unauthorized', `Missing or invalid API key${hint}.`);
     if (!bearer) throw fail('; send Authorization: Bearer ak_live_…');
     if (!API_KEY.test(bearer)) throw fail(' (keys look like ak_live_ followed by 32 letters and digits)');
     const hash = hashApiKey(bearer);
     const { store, clock } = this.deps;
+    // Read before the lookup: a change of credentials during it leaves the entry under the old epoch.
     const epoch = store.credentialsEpoch();
+    const cached = this.callers.get(hash, epoch, clock.now());
+    if (cached) return cached;
     const found = await store.findApiKey(hash);
     if (!found) throw fail(` (key ending …${bearer.slice(-4)} is unknown or revoked)`);
     this.callers.set(hash, found, epoch, clock.now());
