@@ -48,11 +48,11 @@ class LatencyProbe {
 export const TURN_SECONDS = 0.5;
 
 /**
- * The latency of one request shape on each of several servers (or one): each warms up, then
- * they take turns of `turnSeconds` until each has run `seconds`. Measured one after the other
- * instead (5 s, then 5 s), a few busy seconds of the machine fell on one side only; on this 2-core VM that moved
- * the PostgreSQL/SQLite p50 ratio of a list shape between 1.05 and 1.88× and the p99 ratio up
- * to 2.3× from one run to the next, against 1.15–1.34× (once 1.55×) and up to 1.75× in turns.
+ * The latency of one request shape on each of several servers (or one): each warms up, then they
+ * take turns of `turnSeconds` until each has run `seconds`. Measured one after the other instead
+ * (5 s, then 5 s), a few busy seconds of the machine fell on one side only; on this 2-core VM that
+ * moved the PostgreSQL/SQLite p50 ratio of a list shape between 1.05 and 1.88× and the p99 ratio
+ * up to 2.3× from one run to the next, against 1.15–1.34× (once 1.55×) and up to 1.75× in turns.
  */
 export async function interleavedLatency<S extends string>(
   targets: Record<S, { url: string; headers: Record<string, string> }>,

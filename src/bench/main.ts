@@ -88,12 +88,13 @@ function listRows(label: string, figures: EngineFigures, sqlite?: EngineFigures)
  * the difference is Cairn's own work.
  */
 function getCpuRow(cairn: LoadResult, bare: LoadResult): ResultRow {
-  const us = (r: LoadResult) => `${(r.serverCpuPerRequest ?? Number.NaN).toFixed(1)} µs`;
+  const cpu = (r: LoadResult) => r.serverCpuPerRequest ?? Number.NaN;
+  const us = (r: LoadResult) => `${cpu(r).toFixed(1)} µs`;
   return {
     name: 'GET /v1/artifacts/{id}, for scale: server CPU per request',
     cairn: us(cairn),
     baseline: `bare Fastify ${us(bare)}`,
-    figure: ratio((bare.serverCpuPerRequest ?? Number.NaN) / (cairn.serverCpuPerRequest ?? Number.NaN)),
+    figure: ratio(cpu(bare) / cpu(cairn)),
     target: '',
     pass: null,
   };
