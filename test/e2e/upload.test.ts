@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../src/core/plans.js';
 import {
@@ -7,6 +8,7 @@ import {
   DAY_MS,
   eventually,
   expectError,
+  fetchBytes,
   HOUR_MS,
   ISO_MS,
   put,
@@ -642,6 +644,30 @@ describe('dedup', () => {
     expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.usage_storage_bytes).toBe(Buffer.byteLength(content));
     await api(s.apiUrl, key, 'DELETE', `/v1/artifacts/${second.json.artifact_id}`);
     expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.usage_storage_bytes).toBe(0);
+  });
+
+  it('same large bytes three times (stored as a file): one blob, every artifact reads back whole, staging empties', async () => {
+    const key = await s.createTenant('dedup-large', 'pro');
+    // Past the 64 KiB kept in SQLite, so each upload stages a file and the later ones find the blob.
+    const content = randomBytes(300 * 1024);
+    const hash = sha256(content);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await uploadMultipart(s.apiUrl, key, { content, filename: `big-${i}.bin` });
+      expect(r.status, r.text).toBe(201);
+      expect(r.json.content_hash).toBe(hash);
+      ids.push(r.json.artifact_id);
+    }
+    expect(await blobFilesFor(s, hash)).toHaveLength(1);
+    for (const id of ids) {
+      const url = (await api(s.apiUrl, key, 'GET', `/v1/artifacts/${id}/download-url`)).json.download_url;
+      const got = await fetchBytes(url);
+      expect(got.status).toBe(200);
+      expect(got.body.equals(content)).toBe(true);
+    }
+    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.usage_storage_bytes).toBe(content.length);
+    // The redundant staged copies are removed after the answers.
+    await eventually(async () => (await stagingFiles(s)).length === 0, 10_000, 'staging to be empty');
   });
 });
 
