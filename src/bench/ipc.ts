@@ -20,19 +20,36 @@ export type Handler = (cmd: string, args: unknown) => Promise<unknown>;
 
 /** Answered by every child (serveIpc); see withServerCpu. */
 export const CPU_COMMAND = 'cpu';
+/** Answered by every child (serveIpc) with its ProcessUsage; see big-files' usage rows. */
+export const USAGE_COMMAND = 'usage';
 
-function cpuMicros(): number {
-  const { user, system } = process.cpuUsage();
-  return user + system;
+/** What a process has used so far. */
+export interface ProcessUsage {
+  /** CPU time, user + system, in µs. */
+  cpuMicros: number;
+  /** Minor page faults: pages of memory the process touched for the first time (or again, after giving them back). */
+  minorFaults: number;
+}
+
+export function processUsage(): ProcessUsage {
+  const { userCPUTime, systemCPUTime, minorPageFault } = process.resourceUsage();
+  return { cpuMicros: userCPUTime + systemCPUTime, minorFaults: minorPageFault };
+}
+
+function ownCommand(cmd: string): Promise<unknown> | null {
+  if (cmd === CPU_COMMAND) return Promise.resolve(processUsage().cpuMicros);
+  if (cmd === USAGE_COMMAND) return Promise.resolve(processUsage());
+  return null;
 }
 
 /**
  * Child side: answers requests with `handler`, then tells the parent it is ready with `info`.
- * Every child also answers `cpu`: the CPU time (user + system, µs) its process has used so far.
+ * Every child also answers `cpu` (the CPU time, user + system, µs, its process has used so far)
+ * and `usage` (that and its minor page faults, a ProcessUsage).
  */
 export function serveIpc(info: unknown, handler: Handler): void {
   process.on('message', (msg: Request) => {
-    const answer = msg.cmd === CPU_COMMAND ? Promise.resolve(cpuMicros()) : handler(msg.cmd, msg.args);
+    const answer = ownCommand(msg.cmd) ?? handler(msg.cmd, msg.args);
     answer.then(
       (result) => process.send?.({ id: msg.id, result } satisfies Response),
       (err: unknown) => process.send?.({ id: msg.id, error: err instanceof Error ? err.message : String(err) }),

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BenchChild, childEnv, startChild } from '../../src/bench/ipc.js';
 import { type LoadResult, withServerCpu } from '../../src/bench/load.js';
+import { withUsage } from '../../src/bench/usage.js';
 
 /** Keeps this process's CPU busy for `ms`. */
 function spin(ms: number): void {
@@ -14,11 +15,11 @@ function spin(ms: number): void {
 }
 
 /**
- * The GET row "server CPU per request" must count the server's process, not the bench's own: a
- * child (the built serveIpc, as every bench server runs it) that burns CPU on request, timed from
- * this process.
+ * The GET row "server CPU per request" and the uploads' "CPU per GiB and server page faults" must
+ * count the server's process, not the bench's own: a child (the built serveIpc, as every bench
+ * server runs it) that burns CPU or touches new memory on request, measured from this process.
  */
-describe('bench: server CPU per request', () => {
+describe("bench: what a server's process used", () => {
   let dir: string;
   let child: BenchChild<unknown>;
   const SPIN_MS = 80;
@@ -31,7 +32,13 @@ describe('bench: server CPU per request', () => {
     await writeFile(
       script,
       `import { serveIpc } from ${JSON.stringify(ipc)};
+       const kept = [];
        serveIpc({}, async (cmd, ms) => {
+         if (cmd === 'touch') {
+           // ms MiB of memory this process has never touched, filled so every page is faulted in.
+           kept.push(Buffer.alloc(ms * 1024 * 1024, 1));
+           return null;
+         }
          if (cmd !== 'spin') throw new Error('unknown command ' + cmd);
          // Until this process has used ms of CPU, however long the machine makes that take.
          const start = process.cpuUsage();
@@ -71,5 +78,29 @@ describe('bench: server CPU per request', () => {
       run(async () => spin(SPIN_MS)),
     );
     expect(r.serverCpuPerRequest!).toBeLessThan((0.25 * SPIN_MS * 1000) / REQUESTS);
+  });
+
+  it("splits a transfer's cost: the server's CPU and page faults, and the bench's own CPU as the client's", async () => {
+    const { value, usage } = await withUsage(child, async () => {
+      spin(SPIN_MS);
+      await child.call('spin', SPIN_MS);
+      await child.call('touch', 64);
+      return 'done';
+    });
+    expect(value).toBe('done');
+    expect(usage.serverCpuS).toBeGreaterThanOrEqual(SPIN_MS / 1000);
+    expect(usage.serverCpuS).toBeLessThan((4 * SPIN_MS) / 1000);
+    // The bench spun for SPIN_MS of wall time; on a busy machine it may get less CPU than that.
+    expect(usage.clientCpuS).toBeGreaterThan(0);
+    expect(usage.clientCpuS).toBeLessThan((2 * SPIN_MS) / 1000);
+    // 64 MiB of new memory is 16,384 pages of 4 KiB (fewer if the kernel hands out huge pages).
+    expect(usage.serverFaults).toBeGreaterThan(1000);
+  });
+
+  it('counts no page faults of the server for memory it does not touch', async () => {
+    const { usage } = await withUsage(child, async () => {
+      Buffer.alloc(64 * 1024 * 1024, 1);
+    });
+    expect(usage.serverFaults).toBeLessThan(1000);
   });
 });
