@@ -58,6 +58,14 @@ ${markdownTable(rows)}
   on pages that held page cache a moment before), which fell on whichever side happened to meet
   it. (Round 6 filled and freed memory in a child process instead; that did not warm the page
   cache, see round 7.)
+- **CPU per GiB and page faults.** For each large upload (every run goes to the log) the bench
+  reads what the server's process used (CPU time of all its threads, and minor page faults: memory
+  it touched for the first time, tens of µs each on this VM) and what its own process, the client,
+  used, per GiB sent; the "for scale" row sets Cairn's faster presigned run beside the hash-only
+  server's. A second Cairn, started with the glibc malloc settings docs/deploy.md recommends for
+  servers taking large uploads (\`GLIBC_TUNABLES\`, \`UPLOAD_MALLOC_TUNABLES\` in
+  \`src/bench/big-files.ts\`), takes the presigned upload twice as well, in a data folder of its
+  own; its row is for scale (the target row is the default's).
 - **Server memory** is the peak RSS of the Cairn process (sampled every 50 ms inside it) minus its RSS
   just before the upload, the larger of the two runs.
 - **Download** fetches the signed URL from \`download-url\` with a plain node:http client; the
