@@ -38,7 +38,7 @@ export async function withUsage<T>(
   };
 }
 
-/** `server 2.41 s, client 0.59 s, 1,382 faults`, per GiB of `bytes`. */
+/** `server 2.41 s, client 0.59 s, 1,382 page faults`, per GiB of `bytes`. */
 export function usagePerGiB(u: TransferUsage, bytes: number): string {
   const gib = bytes / 1024 ** 3;
   const s = (x: number) => `${(x / gib).toFixed(2)} s`;
