@@ -80,19 +80,24 @@ describe("bench: what a server's process used", () => {
     expect(r.serverCpuPerRequest!).toBeLessThan((0.25 * SPIN_MS * 1000) / REQUESTS);
   });
 
-  it("splits a transfer's cost: the server's CPU and page faults, and the bench's own CPU as the client's", async () => {
+  it("splits a transfer's cost: the server's CPU and the bench's own CPU as the client's", async () => {
     const { value, usage } = await withUsage(child, async () => {
       spin(SPIN_MS);
       await child.call('spin', SPIN_MS);
-      await child.call('touch', 64);
       return 'done';
     });
     expect(value).toBe('done');
     expect(usage.serverCpuS).toBeGreaterThanOrEqual(SPIN_MS / 1000);
-    expect(usage.serverCpuS).toBeLessThan((4 * SPIN_MS) / 1000);
+    expect(usage.serverCpuS).toBeLessThan((3 * SPIN_MS) / 1000);
     // The bench spun for SPIN_MS of wall time; on a busy machine it may get less CPU than that.
     expect(usage.clientCpuS).toBeGreaterThan(0);
     expect(usage.clientCpuS).toBeLessThan((2 * SPIN_MS) / 1000);
+  });
+
+  it('counts the page faults of memory the server touches for the first time', async () => {
+    // Measured apart from the CPU test: on a VM that backs memory lazily, faulting in 64 MiB
+    // costs the server a few hundred ms of CPU itself.
+    const { usage } = await withUsage(child, () => child.call('touch', 64));
     // 64 MiB of new memory is 16,384 pages of 4 KiB (fewer if the kernel hands out huge pages).
     expect(usage.serverFaults).toBeGreaterThan(1000);
   });
