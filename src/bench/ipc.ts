@@ -18,9 +18,7 @@ interface Response {
 
 export type Handler = (cmd: string, args: unknown) => Promise<unknown>;
 
-/** Answered by every child (serveIpc); see withServerCpu. */
-export const CPU_COMMAND = 'cpu';
-/** Answered by every child (serveIpc) with its ProcessUsage; see big-files' usage rows. */
+/** Answered by every child (serveIpc) with its ProcessUsage; see withUsage. */
 export const USAGE_COMMAND = 'usage';
 
 /** What a process has used so far. */
@@ -31,25 +29,19 @@ export interface ProcessUsage {
   minorFaults: number;
 }
 
-export function processUsage(): ProcessUsage {
+function processUsage(): ProcessUsage {
   const { userCPUTime, systemCPUTime, minorPageFault } = process.resourceUsage();
   return { cpuMicros: userCPUTime + systemCPUTime, minorFaults: minorPageFault };
 }
 
-function ownCommand(cmd: string): Promise<unknown> | null {
-  if (cmd === CPU_COMMAND) return Promise.resolve(processUsage().cpuMicros);
-  if (cmd === USAGE_COMMAND) return Promise.resolve(processUsage());
-  return null;
-}
-
 /**
  * Child side: answers requests with `handler`, then tells the parent it is ready with `info`.
- * Every child also answers `cpu` (the CPU time, user + system, µs, its process has used so far)
- * and `usage` (that and its minor page faults, a ProcessUsage).
+ * Every child also answers `usage`: the CPU time and minor page faults its process has had so far
+ * (a ProcessUsage).
  */
 export function serveIpc(info: unknown, handler: Handler): void {
   process.on('message', (msg: Request) => {
-    const answer = ownCommand(msg.cmd) ?? handler(msg.cmd, msg.args);
+    const answer = msg.cmd === USAGE_COMMAND ? Promise.resolve(processUsage()) : handler(msg.cmd, msg.args);
     answer.then(
       (result) => process.send?.({ id: msg.id, result } satisfies Response),
       (err: unknown) => process.send?.({ id: msg.id, error: err instanceof Error ? err.message : String(err) }),

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { CPU_COMMAND } from './ipc.js';
+import { withUsage } from './usage.js';
 
 /** The part of autocannon 8's programmatic API we use (it ships no type declarations). */
 interface AutocannonRequest {
@@ -48,10 +48,8 @@ export async function withServerCpu(
   server: { call<T>(cmd: string): Promise<T> },
   run: () => Promise<LoadResult>,
 ): Promise<LoadResult> {
-  const before = await server.call<number>(CPU_COMMAND);
-  const result = await run();
-  const used = (await server.call<number>(CPU_COMMAND)) - before;
-  return { ...result, serverCpuPerRequest: used / result.total };
+  const { value, usage } = await withUsage(server, run);
+  return { ...value, serverCpuPerRequest: (usage.serverCpuS * 1e6) / value.total };
 }
 
 /** Runs one autocannon load; any non-2xx answer or socket error fails the bench rather than skewing it. */
