@@ -7,7 +7,6 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import type { BaselineInfo } from './baseline-child.js';
 import type { CairnChildInfo } from './cairn-child.js';
-import { startCairn, type Tenant } from './engine-run.js';
 import { type BenchChild, childEnv, startChild } from './ipc.js';
 import { mb, mbs, type ResultRow, ratio } from './report.js';
 import { apiCall, download, mbPerSec, putFile, uploadMultipart } from './transfer.js';
@@ -220,33 +219,6 @@ async function hashOnlyPut(ctx: BigFileContext): Promise<{ rate: number; usage: 
   }
 }
 
-/**
- * glibc's malloc settings that docs/deploy.md recommends for servers taking large uploads: freed
- * heap memory is kept up to 256 MiB rather than given back to the system, and blocks under 32 MiB
- * come from the heap rather than from mmap calls of their own. Without them the server gave back
- * and touched again the memory of the request body's chunks, tens of thousands of page faults
- * per GiB (see docs/benchmarks.md, round 10).
- */
-export const UPLOAD_MALLOC_TUNABLES = 'glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=33554432';
-
-/**
- * The presigned upload, twice, on a second Cairn started with UPLOAD_MALLOC_TUNABLES in
- * GLIBC_TUNABLES, in a data folder of its own; for scale beside the default's figure.
- */
-async function presignedWithMallocTunables(ctx: BigFileContext): Promise<{ rate: number; usage: TransferUsage }[]> {
-  const dataDir = `${ctx.dataDir}-malloc-tunables`;
-  const cairn = await startCairn(dataDir, { GLIBC_TUNABLES: UPLOAD_MALLOC_TUNABLES });
-  try {
-    const { apiKey, tenantId } = await cairn.call<Tenant>('tenant', { name: 'big', plan: 'pro' });
-    const tuned = { ...ctx, dataDir, cairn, key: apiKey, tenantId };
-    const first = await presignedUpload(tuned);
-    return [first, await presignedUpload(tuned)];
-  } finally {
-    await cairn.stop();
-    await rm(dataDir, { recursive: true, force: true });
-  }
-}
-
 /** The faster of two runs. */
 const faster = <T extends { rate: number }>(a: T, b: T): T => (a.rate >= b.rate ? a : b);
 
@@ -292,10 +264,6 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
   } finally {
     await s3child.stop();
   }
-  log(`presigned upload of ${size} to a Cairn started with glibc malloc settings (twice)`);
-  const tunedRuns = await presignedWithMallocTunables(ctx);
-  for (const r of tunedRuns) each('presigned, malloc settings', r.rate, r.usage);
-  const tuned = tunedRuns.reduce(faster);
   log(`the same PUT to a server that only hashes it (twice)`);
   const hashRuns = await hashOnlyPut(ctx);
   for (const r of hashRuns) each('hash only', r.rate, r.usage);
@@ -337,14 +305,6 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
       cairn: `presigned: ${usagePerGiB(pre.usage, ctx.bytes)}`,
       baseline: `hash only: ${usagePerGiB(hashOnly.usage, ctx.bytes)}`,
       figure: ratio(hashOnly.usage.serverCpuS / pre.usage.serverCpuS),
-      target: '',
-      pass: null,
-    },
-    {
-      name: `upload ${size}, presigned, for scale: the server started with docs/deploy.md's malloc settings`,
-      cairn: `${mbs(tuned.rate)} (per GiB: ${usagePerGiB(tuned.usage, ctx.bytes)})`,
-      baseline: cpLabel(cp),
-      figure: ratio(tuned.rate / cp.durable),
       target: '',
       pass: null,
     },

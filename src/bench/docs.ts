@@ -62,10 +62,7 @@ ${markdownTable(rows)}
   reads what the server's process used (CPU time of all its threads, and minor page faults: memory
   it touched for the first time, tens of µs each on this VM) and what its own process, the client,
   used, per GiB sent; the "for scale" row sets Cairn's faster presigned run beside the hash-only
-  server's. A second Cairn, started with the glibc malloc settings docs/deploy.md recommends for
-  servers taking large uploads (\`GLIBC_TUNABLES\`, \`UPLOAD_MALLOC_TUNABLES\` in
-  \`src/bench/big-files.ts\`), takes the presigned upload twice as well, in a data folder of its
-  own; its row is for scale (the target row is the default's).
+  server's.
 - **Server memory** is the peak RSS of the Cairn process (sampled every 50 ms inside it) minus its RSS
   just before the upload, the larger of the two runs.
 - **Download** fetches the signed URL from \`download-url\` with a plain node:http client; the

@@ -1,7 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UPLOAD_MALLOC_TUNABLES } from '../../src/bench/big-files.js';
 import { benchmarksMarkdown, HAND_WRITTEN_MARKER, handWrittenPart } from '../../src/bench/docs.js';
 
 const machine = {
@@ -26,13 +23,5 @@ describe('docs/benchmarks.md regeneration', () => {
   it('starts the hand-written part with the marker when there is no earlier page or no marker', () => {
     expect(handWrittenPart(null)).toBe(`${HAND_WRITTEN_MARKER}\n`);
     expect(handWrittenPart('# Benchmarks\n\nno marker here\n')).toBe(`${HAND_WRITTEN_MARKER}\n`);
-  });
-});
-
-describe('the malloc settings the bench measures', () => {
-  it('are the ones docs/deploy.md recommends, in both places it gives them', async () => {
-    const deploy = await readFile(path.resolve('docs/deploy.md'), 'utf8');
-    const line = `GLIBC_TUNABLES=${UPLOAD_MALLOC_TUNABLES}`;
-    expect(deploy.split(line).length - 1).toBe(2);
   });
 });
