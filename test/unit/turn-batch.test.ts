@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TurnBatch } from '../../src/adapters/postgres/turn-batch.js';
+import { TurnBatch } from '../../src/adapters/shared/turn-batch.js';
 
 /** A loader that records each batch it was given and doubles every key. */
 function doubling(maxKeys?: number) {
@@ -53,5 +53,57 @@ describe('TurnBatch', () => {
     ]);
     // The batcher is still usable afterwards.
     expect(await batch.get('again')).toBe('again');
+  });
+
+  it('takes a synchronous loader (SQLite): one call per turn, answers in call order', async () => {
+    const batches: string[][] = [];
+    const batch = new TurnBatch<string, string>((keys) => {
+      batches.push(keys);
+      return keys.map((k) => k.toUpperCase());
+    });
+    expect(await Promise.all([batch.get('a'), batch.get('b'), batch.get('a')])).toEqual(['A', 'B', 'A']);
+    expect(batches).toEqual([['a', 'b', 'a']]);
+  });
+
+  it("does not answer before the turn ends, so the turn's other reads join the batch", async () => {
+    const batches: number[][] = [];
+    const batch = new TurnBatch<number, number>((keys) => {
+      batches.push(keys);
+      return keys;
+    });
+    const first = batch.get(1);
+    let answered = false;
+    void first.then(() => {
+      answered = true;
+    });
+    // Microtasks of this turn (an awaiting handler's continuation) run, and still no answer.
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(answered).toBe(false);
+    const second = batch.get(2);
+    expect(await Promise.all([first, second])).toEqual([1, 2]);
+    expect(batches).toEqual([[1, 2]]);
+  });
+
+  it("rejects every read of a synchronous loader's throw instead of throwing it into the event loop", async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const batch = new TurnBatch<string, string>((keys) => {
+        if (keys.includes('bad')) throw new Error('database is closed');
+        return keys;
+      });
+      const results = await Promise.allSettled([batch.get('ok'), batch.get('bad')]);
+      expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : r.value))).toEqual([
+        'database is closed',
+        'database is closed',
+      ]);
+      await nextTurn();
+      expect(uncaught).toEqual([]);
+      expect(await batch.get('again')).toBe('again');
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
   });
 });

@@ -18,6 +18,7 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
+import { TurnBatch } from '../shared/turn-batch.js';
 import { PostgresAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactsTx, retireArtifactsTx } from './artifact-writes.js';
 import { CredentialsWatch } from './credentials-watch.js';
@@ -38,7 +39,6 @@ import {
 import * as sharing from './sharing.js';
 import * as sweeper from './sweeper.js';
 import * as tenants from './tenants.js';
-import { TurnBatch } from './turn-batch.js';
 
 // Built once, like every statement text with a select list spliced in (see ARTIFACT_WITH_PAGE).
 const GET_SESSION = `SELECT ${SESSION_SELECT} FROM sessions WHERE tenant_id = $1 AND session_id = $2`;

@@ -1,0 +1,71 @@
+/**
+ * Point reads asked for during one turn of the event loop, answered together at the turn's end
+ * (setImmediate). Under load many requests reach their database read in the same turn (each
+ * socket's data is handled in the same poll phase). A lone read waits only for the rest of its
+ * turn, not for a timer.
+ *
+ * On PostgreSQL the batch is one query: it saves a Bind/Execute/Sync cycle and this process a
+ * socket write and read per extra key. On SQLite the reads run one after another, synchronously;
+ * there the gain is the turn's shape: all requests parsed first, then all reads, then all answers
+ * written together. Answered one by one inside each socket's read callback instead, a GET took
+ * twice the server's CPU on the bench's VM (docs/benchmarks.md, round 11).
+ *
+ * `load` gets the keys in call order (the same key may appear twice) and returns one value per
+ * key, in that order, or a promise of them. If it throws or rejects, every read of that batch
+ * rejects with its error, as each would have alone. Batches hold at most `maxKeys`; more keys in
+ * one turn make several loads.
+ */
+export class TurnBatch<K, V> {
+  private pending: Pending<K, V>[] = [];
+
+  constructor(
+    private readonly load: (keys: K[]) => V[] | Promise<V[]>,
+    private readonly maxKeys = 100,
+  ) {}
+
+  get(key: K): Promise<V> {
+    return new Promise<V>((resolve, reject) => {
+      this.pending.push({ key, resolve, reject });
+      if (this.pending.length === 1) setImmediate(this.flush);
+    });
+  }
+
+  private readonly flush = (): void => {
+    const all = this.pending;
+    this.pending = [];
+    for (let i = 0; i < all.length; i += this.maxKeys) this.run(all.slice(i, i + this.maxKeys));
+  };
+
+  private run(batch: Pending<K, V>[]): void {
+    let loaded: V[] | Promise<V[]>;
+    try {
+      loaded = this.load(batch.map((item) => item.key));
+    } catch (err) {
+      // A synchronous loader's throw, inside setImmediate: it must reach the readers, not the process.
+      fail(batch, err);
+      return;
+    }
+    if (Array.isArray(loaded)) settle(batch, loaded);
+    else
+      loaded.then(
+        (values) => settle(batch, values),
+        (err: unknown) => fail(batch, err),
+      );
+  }
+}
+
+interface Pending<K, V> {
+  key: K;
+  resolve(value: V): void;
+  reject(err: unknown): void;
+}
+
+function settle<K, V>(batch: Pending<K, V>[], values: V[]): void {
+  batch.forEach((item, i) => {
+    item.resolve(values[i] as V);
+  });
+}
+
+function fail<K, V>(batch: Pending<K, V>[], err: unknown): void {
+  for (const item of batch) item.reject(err);
+}
