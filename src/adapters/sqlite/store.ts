@@ -18,6 +18,7 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
+import { TurnBatch } from '../shared/turn-batch.js';
 import { SqliteAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactTx, retireArtifactTx } from './artifact-writes.js';
 import { CredentialsEpoch } from './credentials-epoch.js';
@@ -58,6 +59,10 @@ export class SqliteMetadataStore implements MetadataStore {
   readonly accounts: SqliteAccountStore;
 
   private readonly credentials: CredentialsEpoch;
+  /** GETs of one turn are read together at its end: the API's most frequent read (see TurnBatch). */
+  private readonly artifactReads = new TurnBatch((keys: { tenantId: string; id: string }[]) =>
+    keys.map((k) => sharing.getArtifactWithPage(this.c, k.tenantId, k.id)),
+  );
 
   constructor(options: SqliteMetadataStoreOptions) {
     this.c = new Connection(options.path);
@@ -173,7 +178,7 @@ export class SqliteMetadataStore implements MetadataStore {
     tenantId: string,
     id: string,
   ): Promise<{ artifact: ArtifactRow; page: PageRow | null } | null> {
-    return sharing.getArtifactWithPage(this.c, tenantId, id);
+    return this.artifactReads.get({ tenantId, id });
   }
 
   async getArtifactAnyTenant(id: string): Promise<{ artifact: ArtifactRow; tenant: TenantRow } | null> {
