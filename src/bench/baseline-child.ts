@@ -16,7 +16,8 @@ import { serveIpc } from './ipc.js';
 
 /**
  * The baselines, each in its own process like Cairn: `fastify` (bare routes returning the same
- * JSON, with Cairn's Fastify options and multipart settings), `file` (a bare node:http server
+ * JSON, with Cairn's Fastify options and multipart settings; `fastify-turn-end` the same with the
+ * GET answered at the end of its event-loop turn, as Cairn answers it), `file` (a bare node:http server
  * piping one file), `hash` (a bare node:http server that hashes a request body the way Cairn does
  * and keeps nothing: the most a Node server that checks what it receives that way can do on this
  * machine) and `s3rver` (the S3 emulator writing to a temp folder).
@@ -25,14 +26,19 @@ export interface BaselineInfo {
   url: string;
 }
 
-async function fastify(recordJson: string): Promise<string> {
+const turnEnd = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function fastify(recordJson: string, answerAtTurnEnd: boolean): Promise<string> {
   const app = Fastify(baseOptions('silent'));
   await app.register(multipart, {
     limits: { fileSize: LIMITS.multipartBytes + 1024 * 1024, files: 1, fields: 16, parts: 20, fieldSize: 64 * 1024 },
     throwFileSizeLimit: true,
   });
   const record = JSON.parse(recordJson) as unknown;
-  app.get('/v1/artifacts/:id', async () => record);
+  app.get('/v1/artifacts/:id', async () => {
+    if (answerAtTurnEnd) await turnEnd();
+    return record;
+  });
   // Cairn's upload route minus storing: read every part (draining the file), answer 201.
   app.post('/v1/artifacts', async (request, reply) => {
     for await (const part of request.parts()) {
@@ -106,7 +112,7 @@ async function main(): Promise<void> {
   const [mode, arg = ''] = process.argv.slice(2);
   let url: string;
   let close = async () => {};
-  if (mode === 'fastify') url = await fastify(arg);
+  if (mode === 'fastify' || mode === 'fastify-turn-end') url = await fastify(arg, mode === 'fastify-turn-end');
   else if (mode === 'file') url = await fileServer(arg);
   else if (mode === 'hash') url = await hashServer();
   else if (mode === 's3rver') ({ url, close } = await s3rver());

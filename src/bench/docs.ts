@@ -83,7 +83,10 @@ ${markdownTable(rows)}
   no monthly request quota (100,000 per tenant) runs out. The "for scale" row under it gives the
   CPU time (user + system) each server's process used per request in those best runs, and the
   baseline's over Cairn's: how much of the gap is Cairn's own work, whatever the machine's speed
-  that day.
+  that day. A second bare route, which answers after a \`setImmediate\` (at the end of its
+  event-loop turn, as Cairn answers its GETs), runs in the same alternation; its row is for scale:
+  on this VM a server answering at the turn's end takes less CPU per request whatever it does
+  (round 11).
 - **Lists.** One tenant is seeded with the row count above straight into the store (SQLite: one
   transaction of prepared inserts; PostgreSQL: batched \`INSERT … SELECT generate_series\`, then
   \`VACUUM ANALYZE\` of those tables and a \`CHECKPOINT\`, so neither autovacuum nor the checkpoint

@@ -111,27 +111,29 @@ export interface EngineFigures {
 }
 
 /**
- * GET throughput (the best of `d.rounds` runs, alternating with `baselineGet`'s, with Cairn's CPU per
- * request in that run) and the list latencies.
+ * GET throughput (the best of `d.rounds` runs, alternating with each baseline's, with Cairn's CPU
+ * per request in that run) and the list latencies.
  */
-export async function measureEngine(
+export async function measureEngine<B extends string>(
   server: EngineServer,
   d: Durations,
-  baselineGet: (seconds: number) => Promise<LoadResult>,
-): Promise<EngineFigures & { baselineGet: LoadResult }> {
+  baselines: Record<B, (seconds: number) => Promise<LoadResult>>,
+): Promise<EngineFigures & { baselines: Record<B, LoadResult> }> {
   const url = server.cairn.info.apiUrl;
   const { warm, rounds } = server.getTargets;
-  const best = await alternating(
-    ['baseline', 'cairn'] as const,
+  const names = Object.keys(baselines) as B[];
+  const best = await alternating<B | 'cairn'>(
+    [...names, 'cairn'],
     d,
     (side, round, seconds) =>
       side === 'cairn'
         ? withServerCpu(server.cairn, () => getLoad(url, round < 0 ? warm : rounds[round]!, seconds))
-        : baselineGet(seconds),
+        : baselines[side](seconds),
     d.get,
   );
   const lists = await listLoads(url, server.tenants.list!.apiKey, server.seeded, d);
-  return { get: best.cairn, lists, baselineGet: best.baseline };
+  const measured = Object.fromEntries(names.map((name) => [name, best[name]])) as Record<B, LoadResult>;
+  return { get: best.cairn, lists, baselines: measured };
 }
 
 /**

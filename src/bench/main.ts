@@ -16,7 +16,7 @@ import {
   prepareEngine,
   startCairn,
 } from './engine-run.js';
-import { childEnv, startChild } from './ipc.js';
+import { type BenchChild, childEnv, startChild } from './ipc.js';
 import { type LoadResult, withServerCpu } from './load.js';
 import { machine, ms, type ResultRow, ratio, rps, textTable } from './report.js';
 import { dropSchema, seedPostgres, seedSqlite } from './seed.js';
@@ -100,6 +100,23 @@ function getCpuRow(cairn: LoadResult, bare: LoadResult): ResultRow {
   };
 }
 
+/**
+ * For scale, next to the GET target: the bare route answering at the end of its event-loop turn,
+ * as Cairn answers its GETs (TurnBatch). On the bench's VM that alone makes a server take less
+ * CPU per request (docs/benchmarks.md, round 11), so this says how much of Cairn's figure is that.
+ */
+function turnEndRow(cairn: LoadResult, bareTurnEnd: LoadResult): ResultRow {
+  const cpu = (r: LoadResult) => `${(r.serverCpuPerRequest ?? Number.NaN).toFixed(1)} µs per request`;
+  return {
+    name: "GET /v1/artifacts/{id}, for scale: the bare route answering at its turn's end, as Cairn does",
+    cairn: `${rps(cairn.reqPerSec)}, ${cpu(cairn)}`,
+    baseline: `bare Fastify, answer after setImmediate: ${rps(bareTurnEnd.reqPerSec)}, ${cpu(bareTurnEnd)}`,
+    figure: ratio(cairn.reqPerSec / bareTurnEnd.reqPerSec),
+    target: '',
+    pass: null,
+  };
+}
+
 /** What the PostgreSQL part needs of the SQLite part: its data folder, tenants and seeded list. */
 type SqliteEngine = Omit<EngineServer, 'cairn' | 'getTargets'> & { dataDir: string };
 
@@ -137,14 +154,22 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
       await fetch(`${server.cairn.info.apiUrl}/v1/artifacts/${id}`, { headers: { authorization: `Bearer ${key}` } })
     ).text();
     const bare = await startChild<BaselineInfo>('baseline-child.js', ['fastify', recordJson], childEnv({}));
+    const bareTurnEnd = await startChild<BaselineInfo>(
+      'baseline-child.js',
+      ['fastify-turn-end', recordJson],
+      childEnv({}),
+    );
     let figures: EngineFigures;
     try {
-      log('GET: Cairn alternating with a bare Fastify baseline, then lists');
-      const measured = await measureEngine(server, s.d, (seconds) =>
-        withServerCpu(bare, () => getLoad(bare.info.url, [{ key: 'x', id }], seconds)),
-      );
+      log('GET: Cairn alternating with two bare Fastify baselines, then lists');
+      const bareLoad = (child: BenchChild<BaselineInfo>) => (seconds: number) =>
+        withServerCpu(child, () => getLoad(child.info.url, [{ key: 'x', id }], seconds));
+      const measured = await measureEngine(server, s.d, {
+        bare: bareLoad(bare),
+        bareTurnEnd: bareLoad(bareTurnEnd),
+      });
       figures = measured;
-      const bareGet = measured.baselineGet;
+      const bareGet = measured.baselines.bare;
       rows.push({
         name: 'GET /v1/artifacts/{id}, 50 connections',
         cairn: `${rps(figures.get.reqPerSec)} (p50 ${ms(figures.get.p50)}, p99 ${ms(figures.get.p99)})`,
@@ -154,6 +179,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
         pass: figures.get.reqPerSec / bareGet.reqPerSec >= 0.5,
       });
       rows.push(getCpuRow(figures.get, bareGet));
+      rows.push(turnEndRow(figures.get, measured.baselines.bareTurnEnd));
       rows.push(...listRows(`${s.rows.toLocaleString('en-US')} rows, SQLite`, figures));
       rows.push(
         ...(await smallUploadRows(
@@ -167,6 +193,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
       );
     } finally {
       await bare.stop();
+      await bareTurnEnd.stop();
     }
     return { rows, engine: { dataDir, tenants: server.tenants, seeded: server.seeded } };
   } finally {
