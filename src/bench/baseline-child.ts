@@ -17,10 +17,10 @@ import { serveIpc } from './ipc.js';
 /**
  * The baselines, each in its own process like Cairn: `fastify` (bare routes returning the same
  * JSON, with Cairn's Fastify options and multipart settings; `fastify-turn-end` the same with the
- * GET answered at the end of its event-loop turn, as Cairn answers it), `file` (a bare node:http server
- * piping one file), `hash` (a bare node:http server that hashes a request body the way Cairn does
- * and keeps nothing: the most a Node server that checks what it receives that way can do on this
- * machine) and `s3rver` (the S3 emulator writing to a temp folder).
+ * GET answered at the end of its event-loop turn, as Cairn answers it), `file` (a bare node:http
+ * server piping one file), `hash` (a bare node:http server that hashes a request body the way
+ * Cairn does and keeps nothing: the most a Node server that checks what it receives that way can
+ * do on this machine) and `s3rver` (the S3 emulator writing to a temp folder).
  */
 export interface BaselineInfo {
   url: string;

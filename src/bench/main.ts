@@ -81,6 +81,10 @@ function listRows(label: string, figures: EngineFigures, sqlite?: EngineFigures)
   });
 }
 
+/** The server's CPU time per request in a run measured with withServerCpu (NaN where it was not). */
+const cpuPerRequest = (r: LoadResult): number => r.serverCpuPerRequest ?? Number.NaN;
+const us = (r: LoadResult) => `${cpuPerRequest(r).toFixed(1)} µs`;
+
 /**
  * For scale, next to the GET target: the CPU each request took in the server's process in the
  * runs above, Cairn's against the bare route's. The req/s ratio moves with the machine (the
@@ -88,13 +92,11 @@ function listRows(label: string, figures: EngineFigures, sqlite?: EngineFigures)
  * the difference is Cairn's own work.
  */
 function getCpuRow(cairn: LoadResult, bare: LoadResult): ResultRow {
-  const cpu = (r: LoadResult) => r.serverCpuPerRequest ?? Number.NaN;
-  const us = (r: LoadResult) => `${cpu(r).toFixed(1)} µs`;
   return {
     name: 'GET /v1/artifacts/{id}, for scale: server CPU per request',
     cairn: us(cairn),
     baseline: `bare Fastify ${us(bare)}`,
-    figure: ratio(cpu(bare) / cpu(cairn)),
+    figure: ratio(cpuPerRequest(bare) / cpuPerRequest(cairn)),
     target: '',
     pass: null,
   };
@@ -106,11 +108,10 @@ function getCpuRow(cairn: LoadResult, bare: LoadResult): ResultRow {
  * CPU per request (docs/benchmarks.md, round 11), so this says how much of Cairn's figure is that.
  */
 function turnEndRow(cairn: LoadResult, bareTurnEnd: LoadResult): ResultRow {
-  const cpu = (r: LoadResult) => `${(r.serverCpuPerRequest ?? Number.NaN).toFixed(1)} µs per request`;
   return {
     name: "GET /v1/artifacts/{id}, for scale: the bare route answering at its turn's end, as Cairn does",
-    cairn: `${rps(cairn.reqPerSec)}, ${cpu(cairn)}`,
-    baseline: `bare Fastify, answer after setImmediate: ${rps(bareTurnEnd.reqPerSec)}, ${cpu(bareTurnEnd)}`,
+    cairn: `${rps(cairn.reqPerSec)}, ${us(cairn)} per request`,
+    baseline: `bare Fastify, answer after setImmediate: ${rps(bareTurnEnd.reqPerSec)}, ${us(bareTurnEnd)} per request`,
     figure: ratio(cairn.reqPerSec / bareTurnEnd.reqPerSec),
     target: '',
     pass: null,
