@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { setImmediate } from 'node:timers/promises';
 import multipart from '@fastify/multipart';
 import Fastify from 'fastify';
 import { HashCounter } from '../adapters/streams/hash-counter.js';
@@ -26,8 +27,6 @@ export interface BaselineInfo {
   url: string;
 }
 
-const turnEnd = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 async function fastify(recordJson: string, answerAtTurnEnd: boolean): Promise<string> {
   const app = Fastify(baseOptions('silent'));
   await app.register(multipart, {
@@ -35,10 +34,13 @@ async function fastify(recordJson: string, answerAtTurnEnd: boolean): Promise<st
     throwFileSizeLimit: true,
   });
   const record = JSON.parse(recordJson) as unknown;
-  app.get('/v1/artifacts/:id', async () => {
-    if (answerAtTurnEnd) await turnEnd();
+  // The plain route answers at once; the other after the rest of its event-loop turn.
+  const answerNow = async () => record;
+  const answerAtEndOfTurn = async () => {
+    await setImmediate();
     return record;
-  });
+  };
+  app.get('/v1/artifacts/:id', answerAtTurnEnd ? answerAtEndOfTurn : answerNow);
   // Cairn's upload route minus storing: read every part (draining the file), answer 201.
   app.post('/v1/artifacts', async (request, reply) => {
     for await (const part of request.parts()) {
