@@ -25,3 +25,8 @@ export function raiseMallocThresholds(): void {
   // Zero-filled, so calloc'd: mmap's pages are zero already, and none of them is touched.
   void new ArrayBuffer(BLOCK_BYTES);
 }
+
+/** Whether this process has raised them (for the bench's baselines, which must match Cairn's settings). */
+export function mallocThresholdsRaised(): boolean {
+  return raised;
+}
