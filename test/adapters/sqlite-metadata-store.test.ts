@@ -122,6 +122,51 @@ describe('SqliteMetadataStore specifics', () => {
     }
   });
 
+  it("a GET whose row cannot be read fails alone, not the other tenants' GETs of its turn", async () => {
+    const store = new SqliteMetadataStore({ path });
+    await store.migrate();
+    const art = (tenantId: string, id: string) => ({
+      id,
+      tenantId,
+      filename: 'notes.txt',
+      contentType: 'text/plain',
+      sizeBytes: 10,
+      contentHash: id.padEnd(64, '0').slice(0, 64),
+      metadata: { k: 'v' },
+      sessionId: null,
+      agentId: null,
+      createdAt: 1,
+      expiresAt: null,
+      deletedAt: null,
+      status: 'active' as const,
+    });
+    try {
+      for (const t of ['ta', 'tb']) {
+        await store.createTenant({ id: t, name: t, plan: 'free', suspended: false, createdAt: 1, storageBytes: 0 });
+      }
+      const damaged = art('ta', 'art_aaaaaaaaaaaaaaaa');
+      const sound = art('tb', 'art_bbbbbbbbbbbbbbbb');
+      for (const a of [damaged, sound]) {
+        expect(await store.pinBlob(a.tenantId, a.contentHash, a.sizeBytes, 1)).toBe('pinned');
+        expect((await store.insertArtifact({ artifact: a, storageLimitBytes: 1e9 })).kind).toBe('created');
+      }
+      // A's row damaged behind the store's back: its metadata is no longer JSON.
+      const raw = new Database(path);
+      raw.prepare('UPDATE artifacts SET metadata = ? WHERE id = ?').run('{not json', damaged.id);
+      raw.close();
+      await new Promise((r) => setImmediate(r));
+      // Both GETs in one turn, so in one batch.
+      const [a, b] = await Promise.allSettled([
+        store.getArtifactWithPage('ta', damaged.id),
+        store.getArtifactWithPage('tb', sound.id),
+      ]);
+      expect(a.status).toBe('rejected');
+      expect(b).toEqual({ status: 'fulfilled', value: { artifact: sound, page: null } });
+    } finally {
+      await store.close();
+    }
+  });
+
   describe('query plans', () => {
     let db: Database.Database;
     beforeEach(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TurnBatch } from '../../src/adapters/shared/turn-batch.js';
+import { KeyFailure, TurnBatch } from '../../src/adapters/shared/turn-batch.js';
 
 /** A loader that records each batch it was given and doubles every key. */
 function doubling(maxKeys?: number) {
@@ -105,5 +105,20 @@ describe('TurnBatch', () => {
     } finally {
       process.off('uncaughtException', onUncaught);
     }
+  });
+
+  it("rejects only the read whose key failed, answering the batch's others", async () => {
+    const batches: string[][] = [];
+    const batch = new TurnBatch<string, string>((keys) => {
+      batches.push(keys);
+      return keys.map((k) => (k === 'damaged' ? new KeyFailure(new Error('database disk image is malformed')) : k));
+    });
+    const results = await Promise.allSettled([batch.get('a'), batch.get('damaged'), batch.get('b')]);
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : r.value))).toEqual([
+      'a',
+      'database disk image is malformed',
+      'b',
+    ]);
+    expect(batches).toEqual([['a', 'damaged', 'b']]);
   });
 });

@@ -12,14 +12,16 @@
  *
  * `load` gets the keys in call order (the same key may appear twice) and returns one value per
  * key, in that order, or a promise of them. If it throws or rejects, every read of that batch
- * rejects with its error, as each would have alone. Batches hold at most `maxKeys`; more keys in
- * one turn make several loads.
+ * rejects with its error, as each would have alone. A loader that reads key by key returns a
+ * KeyFailure in a failed key's place instead, so that only that read rejects: one tenant's bad
+ * row must not fail the other tenants' reads that happened to share its turn. Batches hold at
+ * most `maxKeys`; more keys in one turn make several loads.
  */
 export class TurnBatch<K, V> {
   private pending: Pending<K, V>[] = [];
 
   constructor(
-    private readonly load: (keys: K[]) => V[] | Promise<V[]>,
+    private readonly load: (keys: K[]) => Loaded<V>[] | Promise<Loaded<V>[]>,
     private readonly maxKeys = 100,
   ) {}
 
@@ -37,7 +39,7 @@ export class TurnBatch<K, V> {
   };
 
   private run(batch: Pending<K, V>[]): void {
-    let loaded: V[] | Promise<V[]>;
+    let loaded: Loaded<V>[] | Promise<Loaded<V>[]>;
     try {
       loaded = this.load(batch.map((item) => item.key));
     } catch (err) {
@@ -54,15 +56,24 @@ export class TurnBatch<K, V> {
   }
 }
 
+/** One key's own error, in its place among a batch's values (see TurnBatch). */
+export class KeyFailure {
+  constructor(readonly error: unknown) {}
+}
+
+type Loaded<V> = V | KeyFailure;
+
 interface Pending<K, V> {
   key: K;
   resolve(value: V): void;
   reject(err: unknown): void;
 }
 
-function settle<K, V>(batch: Pending<K, V>[], values: V[]): void {
+function settle<K, V>(batch: Pending<K, V>[], values: Loaded<V>[]): void {
   batch.forEach((item, i) => {
-    item.resolve(values[i] as V);
+    const value = values[i];
+    if (value instanceof KeyFailure) item.reject(value.error);
+    else item.resolve(value as V);
   });
 }
 

@@ -18,7 +18,7 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
-import { TurnBatch } from '../shared/turn-batch.js';
+import { KeyFailure, TurnBatch } from '../shared/turn-batch.js';
 import { SqliteAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactTx, retireArtifactTx } from './artifact-writes.js';
 import { CredentialsEpoch } from './credentials-epoch.js';
@@ -59,9 +59,18 @@ export class SqliteMetadataStore implements MetadataStore {
   readonly accounts: SqliteAccountStore;
 
   private readonly credentials: CredentialsEpoch;
-  /** GETs of one turn are read together at its end: the API's most frequent read (see TurnBatch). */
+  /**
+   * GETs of one turn are read together at its end: the API's most frequent read (see TurnBatch).
+   * Each key is read on its own, so a read that fails (a damaged page, say) fails only its GET.
+   */
   private readonly artifactReads = new TurnBatch((keys: { tenantId: string; id: string }[]) =>
-    keys.map((k) => sharing.getArtifactWithPage(this.c, k.tenantId, k.id)),
+    keys.map((k) => {
+      try {
+        return sharing.getArtifactWithPage(this.c, k.tenantId, k.id);
+      } catch (err) {
+        return new KeyFailure(err);
+      }
+    }),
   );
 
   constructor(options: SqliteMetadataStoreOptions) {
