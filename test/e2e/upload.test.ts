@@ -279,6 +279,14 @@ describe('multipart upload', () => {
       400,
       'invalid_request',
     );
+    // Names every plain object answers to (Object.prototype's) are refused, never silently taken.
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expectError(
+        await uploadMultipart(s.apiUrl, s.apiKey, { content: 'x', before: { [name]: 'v' } }),
+        400,
+        'invalid_request',
+      );
+    }
     // A field given twice.
     const dup = new FormData();
     dup.append('session_id', 'a');

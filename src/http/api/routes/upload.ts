@@ -198,7 +198,8 @@ function applyField(req: UploadRequest, part: MultipartValue): void {
     req.metadata = parseMetadataField(value);
     return;
   }
-  const key = TEXT_FIELDS[part.fieldname];
+  // Own keys only: `constructor` or `__proto__` must not find Object.prototype's members.
+  const key = Object.hasOwn(TEXT_FIELDS, part.fieldname) ? TEXT_FIELDS[part.fieldname] : undefined;
   if (!key) throw invalid(`Unknown form field '${part.fieldname.slice(0, 64)}'.`);
   if (req[key] !== undefined) throw invalid(`Form field ${part.fieldname} was given twice.`);
   (req as Record<string, unknown>)[key] = value;
