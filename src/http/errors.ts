@@ -16,7 +16,8 @@ const FRAMEWORK_CODES: Record<string, [ErrorCode, string]> = {
   FST_FILES_LIMIT: ['invalid_request', 'Send exactly one file part named "file".'],
   FST_FIELDS_LIMIT: ['invalid_request', 'Too many form fields.'],
   FST_PARTS_LIMIT: ['invalid_request', 'Too many multipart parts.'],
-  FST_PROTO_VIOLATION: ['invalid_request', 'Malformed multipart body.'],
+  // @fastify/multipart's refusal of a field named after an Object.prototype member.
+  FST_PROTO_VIOLATION: ['invalid_request', 'Form field names such as constructor or __proto__ are not accepted.'],
 };
 
 export function toCairnError(err: unknown): CairnError | null {

@@ -281,11 +281,11 @@ describe('multipart upload', () => {
     );
     // Names every plain object answers to (Object.prototype's) are refused, never silently taken.
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
-      expectError(
-        await uploadMultipart(s.apiUrl, s.apiKey, { content: 'x', before: { [name]: 'v' } }),
-        400,
-        'invalid_request',
-      );
+      for (const where of ['before', 'after'] as const) {
+        const r = await uploadMultipart(s.apiUrl, s.apiKey, { content: 'x', [where]: { [name]: 'v' } });
+        expectError(r, 400, 'invalid_request');
+        expect(r.json.error.message).toMatch(/constructor or __proto__ are not accepted/);
+      }
     }
     // A field given twice.
     const dup = new FormData();
