@@ -61,10 +61,12 @@ ${markdownTable(rows)}
   it. (Round 6 filled and freed memory in a child process instead; that did not warm the page
   cache, see round 7.)
 - **CPU per GiB and page faults.** For each large upload (every run goes to the log) the bench
-  reads what the server's process used (CPU time of all its threads, and minor page faults: memory
-  it touched for the first time, tens of µs each on this VM) and what its own process, the client,
-  used, per GiB sent; the "for scale" row sets Cairn's faster presigned run beside the hash-only
-  server's.
+  reads what the server's process used (CPU time of all its threads, the kernel's part of it, and
+  minor page faults: memory it touched for the first time, tens of µs each on this VM) and what
+  its own process, the client, used, per GiB sent; the "for scale" row sets Cairn's faster
+  presigned run beside the hash-only server's. The kernel's part is mostly the socket reads and,
+  for Cairn, the copies into the page cache, which cost several times more on memory the host
+  has just taken back (round 14), so it shows how much of a slow run was that.
 - **Server memory** is the peak RSS of the Cairn process (sampled every 50 ms inside it) minus its RSS
   just before the upload, the larger of the two runs.
 - **Download** fetches the signed URL from \`download-url\` with a plain node:http client; the

@@ -31,20 +31,33 @@ describe("bench: what a server's process used", () => {
     const ipc = path.resolve('dist/bench/ipc.js');
     await writeFile(
       script,
-      `import { serveIpc } from ${JSON.stringify(ipc)};
+      `import { closeSync, openSync, writeSync } from 'node:fs';
+       import { serveIpc } from ${JSON.stringify(ipc)};
        const kept = [];
        serveIpc({}, async (cmd, ms) => {
+         if (cmd === 'syscalls') {
+           // Until the kernel has spent ms of CPU on this process: 1 MiB writes into the page cache
+           // of a scratch file, rewritten in place (a copy in the kernel, next to nothing in user space).
+           const fd = openSync(${JSON.stringify(path.join(dir, 'writes.bin'))}, 'w');
+           const block = Buffer.alloc(1024 * 1024, 1);
+           const start = process.resourceUsage().systemCPUTime;
+           for (let i = 0; (process.resourceUsage().systemCPUTime - start) / 1000 < ms; i++) writeSync(fd, block, 0, block.length, (i % 16) * block.length);
+           closeSync(fd);
+           return null;
+         }
          if (cmd === 'touch') {
            // ms MiB of memory this process has never touched, filled so every page is faulted in.
            kept.push(Buffer.alloc(ms * 1024 * 1024, 1));
            return null;
          }
-         if (cmd !== 'spin') throw new Error('unknown command ' + cmd);
+         if (cmd !== 'spin' && cmd !== 'compute') throw new Error('unknown command ' + cmd);
          // Until this process has used ms of CPU, however long the machine makes that take.
+         // 'compute' asks the kernel for the time only between millions of multiplications.
          const start = process.cpuUsage();
          const used = () => { const d = process.cpuUsage(start); return (d.user + d.system) / 1000; };
-         while (used() < ms) {}
-         return null;
+         let x = 1;
+         while (used() < ms) if (cmd === 'compute') for (let i = 0; i < 1e6; i++) x = (x * 31 + i) | 0;
+         return x === 0.5 ? x : null;
        });
        process.once('disconnect', () => process.exit(0));`,
     );
@@ -92,6 +105,16 @@ describe("bench: what a server's process used", () => {
     // The bench spun for SPIN_MS of wall time; on a busy machine it may get less CPU than that.
     expect(usage.clientCpuS).toBeGreaterThan(0);
     expect(usage.clientCpuS).toBeLessThan((2 * SPIN_MS) / 1000);
+  });
+
+  it("splits the server's CPU: the kernel's part apart from the rest", async () => {
+    const kernel = await withUsage(child, () => child.call('syscalls', SPIN_MS));
+    expect(kernel.usage.serverSystemS).toBeGreaterThanOrEqual(SPIN_MS / 1000);
+    expect(kernel.usage.serverSystemS).toBeLessThanOrEqual(kernel.usage.serverCpuS);
+    // Arithmetic in JavaScript is user time: at most a sliver of it is the kernel's.
+    const user = await withUsage(child, () => child.call('compute', SPIN_MS));
+    expect(user.usage.serverCpuS).toBeGreaterThanOrEqual(SPIN_MS / 1000);
+    expect(user.usage.serverSystemS).toBeLessThan(0.25 * user.usage.serverCpuS);
   });
 
   it('counts the page faults of memory the server touches for the first time', async () => {
