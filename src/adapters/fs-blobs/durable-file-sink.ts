@@ -132,7 +132,7 @@ export class DurableFileSink extends Writable {
   }
 
   /**
-   * Writes a full page-aligned buffer (one of the shelf's aligned slices) through the O_DIRECT
+   * Writes a full page-aligned buffer (one of the shelf's aligned ones) through the O_DIRECT
    * descriptor, past the page cache; returns how many bytes that wrote, 0 where it does not apply
    * (the caller writes the rest through the ordinary descriptor).
    *

@@ -17,7 +17,7 @@ const CHUNK = 1024 * 1024;
 const SYNC_EVERY = 32 * CHUNK;
 /** The largest of the sink's two write buffers (so at most 8 MiB per upload in flight). */
 const WRITE_BUFFER = 4 * CHUNK;
-/** Full-size write buffers kept between uploads: enough for two large uploads at once. */
+/** Ordinary full-size write buffers kept between uploads (besides the aligned ones below): two large uploads' worth. */
 const KEPT_WRITE_BUFFERS = 4;
 /**
  * O_DIRECT where the platform has it (Linux; 0 elsewhere): a large upload's full write buffers go
