@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { type FileHandle, mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -9,7 +8,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BufferShelf } from '../../src/adapters/fs-blobs/buffer-shelf.js';
 import { DurableFileSink } from '../../src/adapters/fs-blobs/durable-file-sink.js';
-import { directIoWorks } from '../helpers/direct-io.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -152,98 +150,5 @@ describe('DurableFileSink with a buffer shelf', () => {
     await pipeline(Readable.from(chunks), new DurableFileSink(next, 4 * MIB, MIB, shelf));
     await next.close();
     expect((await readFile(path.join(dir, 'next'))).equals(Buffer.concat(chunks))).toBe(true);
-  });
-});
-
-/**
- * Past the page cache: a sink given the same file opened with O_DIRECT writes its full buffers
- * from the shelf's page-aligned ones through it. The kernel refuses (EINVAL) a direct write from
- * a buffer that is not aligned, so a direct write that succeeds here shows the alignment is real.
- * Where the temp folder's filesystem takes O_DIRECT (Linux on ext4, as in CI; not tmpfs).
- */
-describe.runIf(await directIoWorks(tmpdir()))('DurableFileSink with O_DIRECT', () => {
-  const MIB = 1024 * 1024;
-  const chunksOf = (bytes: number) => {
-    const all = randomBytes(bytes);
-    return Array.from({ length: Math.ceil(bytes / 65_536) }, (_, i) => all.subarray(i * 65_536, (i + 1) * 65_536));
-  };
-
-  /** The file opened twice, the second time with O_DIRECT, whose writes are noted as they succeed. */
-  async function files(name: string, directWrite?: (real: FileHandle) => FileHandle['write']) {
-    const file = path.join(dir, name);
-    const handle = await open(file, 'wx');
-    const realDirect = await open(file, constants.O_WRONLY | constants.O_DIRECT);
-    const written: number[] = [];
-    const direct = Object.create(realDirect, {
-      write: {
-        value:
-          directWrite?.(realDirect) ??
-          (async (b: Buffer, off: number, len: number, pos: number) => {
-            const r = await realDirect.write(b, off, len, pos);
-            written.push(r.bytesWritten);
-            return r;
-          }),
-      },
-    });
-    const close = async () => {
-      await realDirect.close();
-      await handle.close();
-    };
-    return { file, handle, direct, written, close };
-  }
-
-  it('writes the full aligned buffers through O_DIRECT and the rest through the page cache, and the file is intact', async () => {
-    const shelf = new BufferShelf(MIB, 2, 2);
-    for (const name of ['first', 'second']) {
-      // 5.5 MiB: the growing buffers, four or five full ones, and a tail shorter than a buffer.
-      const chunks = chunksOf(5.5 * MIB + 4321);
-      const f = await files(name);
-      await pipeline(Readable.from(chunks), new DurableFileSink(f.handle, 4 * MIB, MIB, shelf, f.direct));
-      await f.close();
-      expect((await readFile(f.file)).equals(Buffer.concat(chunks))).toBe(true);
-      expect(f.written.length).toBeGreaterThanOrEqual(4);
-      expect(f.written.every((n) => n === MIB)).toBe(true);
-    }
-    expect(shelf.count).toBe(2);
-  });
-
-  it('writes through the page cache from then on once a direct write is refused (EINVAL)', async () => {
-    const shelf = new BufferShelf(MIB, 2, 2);
-    let tries = 0;
-    const f = await files('refused', () => async () => {
-      tries++;
-      throw Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' });
-    });
-    const chunks = chunksOf(6 * MIB);
-    await pipeline(Readable.from(chunks), new DurableFileSink(f.handle, 4 * MIB, MIB, shelf, f.direct));
-    await f.close();
-    expect((await readFile(f.file)).equals(Buffer.concat(chunks))).toBe(true);
-    expect(tries).toBe(1);
-  });
-
-  it('fails the stream when a direct write fails otherwise', async () => {
-    const shelf = new BufferShelf(MIB, 2, 2);
-    const f = await files('broken', () => async () => {
-      throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
-    });
-    await expect(
-      pipeline(Readable.from(chunksOf(6 * MIB)), new DurableFileSink(f.handle, 4 * MIB, MIB, shelf, f.direct)),
-    ).rejects.toThrow('EIO');
-    await f.close();
-  });
-});
-
-describe('BufferShelf with aligned buffers', () => {
-  it('hands out at most its aligned buffers, takes them back first, and then ordinary ones', () => {
-    const shelf = new BufferShelf(64 * 1024, 1, 2);
-    const [a, b, c] = [shelf.take(), shelf.take(), shelf.take()];
-    expect([a, b, c].map((x) => shelf.isAligned(x))).toEqual([true, true, false]);
-    expect([a, b, c].every((x) => x.length === 64 * 1024)).toBe(true);
-    shelf.give(c);
-    shelf.give(a);
-    // The aligned one comes back first, then the ordinary one that was kept.
-    expect(shelf.take()).toBe(a);
-    expect(shelf.take()).toBe(c);
-    expect(shelf.isAligned(Buffer.alloc(64 * 1024))).toBe(false);
   });
 });

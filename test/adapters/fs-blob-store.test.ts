@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, open, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -8,7 +8,6 @@ import { buffer, text } from 'node:stream/consumers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FsBlobStore, SMALL_BLOB_BYTES, SMALL_BLOBS_FILE } from '../../src/adapters/fs-blobs/fs-blob-store.js';
 import { blobStoreContract } from '../contract/blob-store.contract.js';
-import { directIoWorks } from '../helpers/direct-io.js';
 import { eventually } from '../helpers/e2e.js';
 import { localBlobNames } from '../helpers/server.js';
 
@@ -30,55 +29,6 @@ blobStoreContract('local folder', async () => {
 });
 
 describe('FsBlobStore specifics', () => {
-  // /proc is Linux's, and so is O_DIRECT.
-  it.runIf(process.platform === 'linux')(
-    'writes a large upload past the page cache where the filesystem allows: its staging file open with O_DIRECT too, and the blob intact',
-    async () => {
-      const { root, cleanup } = await tempRoot();
-      const store = new FsBlobStore({ root });
-      await store.init();
-      const data = randomBytes(9 * 1024 * 1024 + 123);
-      // Everything but the last 123 bytes, then a pause while this process's descriptors are read.
-      const last = data.length - 123;
-      let sent = 0;
-      let release: () => void = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      const source = new Readable({
-        read() {
-          if (sent < last) {
-            const n = Math.min(65_536, last - sent);
-            this.push(data.subarray(sent, sent + n));
-            sent += n;
-          } else if (sent === last) {
-            sent = data.length;
-            held.then(() => {
-              this.push(data.subarray(last));
-              this.push(null);
-            });
-          }
-        },
-      });
-      const staging = store.stage(source, data.length);
-      // Held at the last bytes: the staging file is open (twice where O_DIRECT works) until they come.
-      await eventually(() => sent === data.length, 5000, 'the source to reach its last bytes');
-      const flags = await stagingFdFlags(path.join(root, '.staging'));
-      release();
-      // One descriptor through the page cache, and one with O_DIRECT (040000 in fdinfo's octal
-      // flags) where the filesystem takes it; elsewhere the upload goes through the page cache alone.
-      const direct = await directIoWorks(tmpdir());
-      expect(flags.length).toBe(direct ? 2 : 1);
-      expect(flags.filter((f) => (f & 0o40000) !== 0).length).toBe(direct ? 1 : 0);
-      const staged = await staging;
-      expect(staged.sha256).toBe(createHash('sha256').update(data).digest('hex'));
-      await store.commit(staged, `t1/${staged.sha256}`);
-      expect((await buffer(await store.read(`t1/${staged.sha256}`))).equals(data)).toBe(true);
-      await store.close();
-      await cleanup();
-    },
-  );
-
   it('empties .staging at init: leftovers of a crash never survive a start', async () => {
     const { root, cleanup } = await tempRoot();
     const store = new FsBlobStore({ root });
@@ -274,16 +224,3 @@ describe('FsBlobStore small blobs', () => {
     expect(await localBlobNames(root)).toEqual([]);
   });
 });
-
-/** The open flags (fdinfo's octal `flags:`) of this process's descriptors on files in `folder`. */
-async function stagingFdFlags(folder: string): Promise<number[]> {
-  const flags: number[] = [];
-  for (const fd of await readdir('/proc/self/fd')) {
-    const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '');
-    if (!target.startsWith(`${folder}/`)) continue;
-    const info = await readFile(`/proc/self/fdinfo/${fd}`, 'utf8').catch(() => '');
-    const m = /^flags:\s+([0-7]+)$/m.exec(info);
-    if (m?.[1]) flags.push(Number.parseInt(m[1], 8));
-  }
-  return flags;
-}

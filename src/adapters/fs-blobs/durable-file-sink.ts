@@ -4,8 +4,6 @@ import type { BufferShelf } from './buffer-shelf.js';
 
 /** The first buffer's size: a small upload never allocates more than this. */
 const FIRST_BUFFER = 16 * 1024;
-/** O_DIRECT wants buffer, length and position aligned to the logical block; 4 KiB covers the usual disks. */
-const DIRECT_ALIGN = 4096;
 
 /**
  * A write stream to a new file that is durable when it finishes (`fsync`ed before 'finish').
@@ -44,8 +42,6 @@ export class DurableFileSink extends Writable {
     private readonly syncEveryBytes: number,
     private readonly bufferBytes: number,
     private readonly shelf?: BufferShelf,
-    /** The same file opened with O_DIRECT, for the shelf's aligned buffers (see writeDirect). */
-    private direct?: FileHandle,
   ) {
     // A small queue in front: while a write is awaited, backpressure leaves the bytes in the
     // socket rather than queued here as chunks (which would live long enough to be promoted).
@@ -131,32 +127,8 @@ export class DurableFileSink extends Writable {
     this.spare = null;
   }
 
-  /**
-   * Writes a full page-aligned buffer (one of the shelf's aligned ones) through the O_DIRECT
-   * descriptor, past the page cache; returns how many bytes that wrote, 0 where it does not apply
-   * (the caller writes the rest through the ordinary descriptor).
-   *
-   * Why: on the bench's VM every GiB written into the page cache cost libuv's threads 0.3-2.5 s
-   * of system time, most of it getting back memory the host had taken (docs/benchmarks.md, round
-   * 14), while a direct write of the same bytes cost under 0.1 s and kept pace with the disk.
-   * The final fsync still makes the file and its size durable. A filesystem that opens files
-   * with O_DIRECT but refuses such a write (EINVAL) makes this sink stop trying.
-   */
-  private async writeDirect(buffer: Buffer, length: number, at: number): Promise<number> {
-    const fits = length === buffer.length && length % DIRECT_ALIGN === 0 && at % DIRECT_ALIGN === 0;
-    if (!this.direct || !fits || !this.shelf?.isAligned(buffer)) return 0;
-    try {
-      return (await this.direct.write(buffer, 0, length, at)).bytesWritten;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
-      this.direct = undefined;
-      return 0;
-    }
-  }
-
   private async writeAll(buffer: Buffer, length: number, at: number): Promise<void> {
-    let off = await this.writeDirect(buffer, length, at);
-    while (off < length) {
+    for (let off = 0; off < length; ) {
       const { bytesWritten } = await this.handle.write(buffer, off, length - off, at + off);
       off += bytesWritten;
     }

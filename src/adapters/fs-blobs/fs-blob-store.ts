@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, createReadStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { access, type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,16 +17,8 @@ const CHUNK = 1024 * 1024;
 const SYNC_EVERY = 32 * CHUNK;
 /** The largest of the sink's two write buffers (so at most 8 MiB per upload in flight). */
 const WRITE_BUFFER = 4 * CHUNK;
-/** Ordinary full-size write buffers kept between uploads (besides the aligned ones below): two large uploads' worth. */
+/** Full-size write buffers kept between uploads: enough for two large uploads at once. */
 const KEPT_WRITE_BUFFERS = 4;
-/**
- * O_DIRECT where the platform has it (Linux; 0 elsewhere): a large upload's full write buffers go
- * past the page cache (see DurableFileSink.writeDirect). They must be page-aligned, and up to
- * ALIGNED_WRITE_BUFFERS of them are (four large uploads at once), made as first needed and kept.
- * Uploads beyond those, and filesystems that refuse O_DIRECT (tmpfs), write through the page cache.
- */
-const DIRECT = constants.O_DIRECT ?? 0;
-const ALIGNED_WRITE_BUFFERS = 8;
 /** Read buffers kept between downloads (RecyclingFileStream): enough for four at once. */
 const KEPT_READ_BUFFERS = 16;
 /** Blobs up to this size are kept in `small-blobs.sqlite` (see SmallBlobs) rather than as files. */
@@ -49,7 +41,7 @@ export class FsBlobStore implements BlobStore {
   private readonly held = new Map<string, Buffer>();
   /** Redundant staged files being removed after their commit (see commit), by staging id. */
   private readonly dropping = new Map<string, Promise<void>>();
-  private readonly writeBuffers = new BufferShelf(WRITE_BUFFER, KEPT_WRITE_BUFFERS, DIRECT ? ALIGNED_WRITE_BUFFERS : 0);
+  private readonly writeBuffers = new BufferShelf(WRITE_BUFFER, KEPT_WRITE_BUFFERS);
   private readonly readBuffers = new BufferShelf(READ_CHUNK_BYTES, KEPT_READ_BUFFERS);
 
   constructor(opts: { root: string }) {
@@ -90,7 +82,7 @@ export class FsBlobStore implements BlobStore {
     const file = this.stagingPath(stagingId);
     const counter = new HashCounter(maxBytes);
     // Set inside the pipeline: the bytes of a small upload, or the staging file of a larger one.
-    const into: { bytes?: Buffer; handle?: FileHandle; direct?: FileHandle } = {};
+    const into: { bytes?: Buffer; handle?: FileHandle } = {};
     try {
       await pipeline(source, counter, async (chunks: AsyncIterable<Buffer>) => {
         const it = chunks[Symbol.asyncIterator]();
@@ -100,19 +92,16 @@ export class FsBlobStore implements BlobStore {
           return;
         }
         into.handle = await open(file, 'wx');
-        if (DIRECT) into.direct = await open(file, constants.O_WRONLY | DIRECT).catch(() => undefined);
         await pipeline(
           Readable.from(rest(first.chunks, it), { objectMode: false }),
-          new DurableFileSink(into.handle, SYNC_EVERY, WRITE_BUFFER, this.writeBuffers, into.direct),
+          new DurableFileSink(into.handle, SYNC_EVERY, WRITE_BUFFER, this.writeBuffers),
         );
       });
       const staged = { stagingId, sizeBytes: counter.bytes, sha256: await counter.digest() };
       if (into.bytes) this.held.set(stagingId, into.bytes);
-      await into.direct?.close();
       await into.handle?.close();
       return staged;
     } catch (err) {
-      await into.direct?.close().catch(() => {});
       if (into.handle) {
         await into.handle.close().catch(() => {});
         await rm(file, { force: true });
