@@ -97,6 +97,11 @@ const ConfigSchema = z.object({
   abuseWebhookUrl: z.string().url().optional(),
   sweepIntervalSeconds: z.coerce.number().int().min(0).default(60),
   /**
+   * An upload whose body stops arriving for this long is cut off (its connection closed, nothing
+   * kept), so a stalled client cannot hold its staging file and buffers for ever; 0 turns it off.
+   */
+  uploadIdleTimeoutSeconds: z.coerce.number().int().min(0).default(60),
+  /**
    * Browser origins (besides the API origin, and loopback origins on a loopback listener) whose
    * pages may call the hosted MCP endpoint, e.g. a web-based MCP client.
    */
@@ -158,6 +163,7 @@ export function loadConfig(flags: ConfigInput, env: Env): Config {
     secret: nonEmpty(env.CAIRN_SECRET),
     abuseWebhookUrl: nonEmpty(env.CAIRN_ABUSE_WEBHOOK_URL),
     sweepIntervalSeconds: flags.sweepIntervalSeconds ?? nonEmpty(env.CAIRN_SWEEP_INTERVAL_SECONDS),
+    uploadIdleTimeoutSeconds: nonEmpty(env.CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS),
     upgradeUrl: nonEmpty(env.CAIRN_UPGRADE_URL),
     mcpAllowedOrigins: (nonEmpty(env.CAIRN_MCP_ALLOWED_ORIGINS) ?? '')
       .split(',')

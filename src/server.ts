@@ -41,7 +41,11 @@ export async function startServer(
   const { core } = runtime;
   const appOpts = { logLevel: config.logLevel, trustProxy: config.trustProxy };
   const accounts = createAccounts(core, runtime.adapters.accounts);
-  const api = await buildApiApp(core, { ...appOpts, plugins: [hostedPlugin(accounts, config)] });
+  const api = await buildApiApp(core, {
+    ...appOpts,
+    uploadIdleTimeoutSeconds: config.uploadIdleTimeoutSeconds,
+    plugins: [hostedPlugin(accounts, config)],
+  });
   const viewer = await buildViewerApp(core, appOpts);
   const content = await buildContentApp(core, appOpts);
   const apps = [api, viewer, content];

@@ -11,6 +11,8 @@ export interface RawResponse {
 
 export interface RawConnection {
   write(data: string | Buffer): void;
+  /** Everything the server has sent so far. */
+  received(): string;
   /** Everything the server sent, once it has closed the connection. */
   closed: Promise<string>;
   destroy(): void;
@@ -31,7 +33,12 @@ export async function rawConnect(url: string): Promise<RawConnection> {
     socket.on('error', () => {});
     socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
   });
-  return { write: (data) => socket.write(data), closed, destroy: () => socket.destroy() };
+  return {
+    write: (data) => socket.write(data),
+    received: () => Buffer.concat(chunks).toString('latin1'),
+    closed,
+    destroy: () => socket.destroy(),
+  };
 }
 
 /** Sends `data` on a fresh connection and returns the responses the server wrote before closing it. */

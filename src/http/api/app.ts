@@ -7,6 +7,7 @@ import { LIMITS } from '../../core/plans.js';
 import { installAdmission } from '../auth.js';
 import { installErrorHandling } from '../errors.js';
 import { baseOptions } from '../fastify-options.js';
+import { uploadIdleTimeout } from '../upload-idle-timeout.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
@@ -19,6 +20,8 @@ import { strictQuerystring } from './strict-query.js';
 export interface ApiAppOptions {
   logLevel: string;
   trustProxy?: TrustProxy;
+  /** Seconds an upload's body may pause before its connection is closed (0: never; see uploadIdleTimeout). */
+  uploadIdleTimeoutSeconds?: number;
   /** Extra route groups (pages, presigned uploads, MCP…) added by later features. */
   plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
 }
@@ -52,10 +55,11 @@ export async function buildApiApp(core: Core, opts: ApiAppOptions): Promise<Fast
   installAdmission(app, core);
   app.addHook('onRoute', strictQuerystring);
   metaRoutes(app, core);
-  uploadRoutes(app, core);
+  const uploadIdle = uploadIdleTimeout(opts.uploadIdleTimeoutSeconds ?? 0);
+  uploadRoutes(app, core, uploadIdle);
   artifactRoutes(app, core);
   sessionRoutes(app, core);
-  presignedRoutes(app, core);
+  presignedRoutes(app, core, uploadIdle);
   pageRoutes(app, core);
   for (const plugin of opts.plugins ?? []) await plugin(app, core);
   return app;

@@ -1,0 +1,55 @@
+import type { preParsingHookHandler } from 'fastify';
+import { CairnError } from '../core/errors.js';
+
+/**
+ * A route's `preParsing` hook that closes the connection of an upload whose body stops arriving
+ * for `seconds` (none when 0).
+ *
+ * Why: neither Node nor Fastify puts a limit on a request body's pauses here (Fastify sets no
+ * request or connection timeout), so a client that goes silent mid-upload used to hold its
+ * connection, its staging file and its buffers (up to about 12 MiB for a large upload) until it
+ * left. Closing the connection is the same as that client hanging up: the upload path drops
+ * whatever was staged, and the error handler logs it as "client aborted".
+ *
+ * The clock is the socket's own inactivity timer, which Node restarts on every read from the
+ * connection, so a slow upload that keeps sending is never cut, however long it takes. It runs
+ * only while the body arrives: once it has all arrived the timer is switched off again, so the
+ * time the server then spends storing the upload (or the keep-alive wait Node sets after the
+ * answer) is not counted. While the body arrives, a server that stops reading it for that long
+ * (a disk stalled for a minute holds the upload back) looks the same as a silent client and cuts
+ * the upload too: the timer cannot tell the two apart. A per-route hook rather than a global one:
+ * requests without a body (the GET path) pay nothing for it.
+ */
+export function uploadIdleTimeout(seconds: number): preParsingHookHandler | undefined {
+  if (seconds <= 0) return undefined;
+  const ms = seconds * 1000;
+  return (request, reply, payload, done) => {
+    const req = request.raw;
+    const res = reply.raw;
+    if (req.complete) return done(null, payload);
+    const socket = req.socket;
+    let watching = true;
+    const stop = (clearTimer: boolean) => {
+      if (!watching) return;
+      watching = false;
+      res.removeListener('timeout', onTimeout);
+      if (clearTimer && socket.timeout === ms) socket.setTimeout(0);
+    };
+    // Node emits 'timeout' on the socket's current response; with a listener there it leaves the
+    // socket alone, so the decision is ours: the body has all arrived (the server is busy with it),
+    // or the client has gone silent.
+    function onTimeout() {
+      if (req.complete) return stop(true);
+      stop(false);
+      request.log.info({ reqId: request.id, idleSeconds: seconds }, 'upload body stalled: connection closed');
+      socket.destroy(new CairnError('invalid_request', `No bytes of the upload arrived for ${seconds} s.`));
+    }
+    socket.setTimeout(ms);
+    res.on('timeout', onTimeout);
+    req.once('end', () => stop(true));
+    // Once answered (a replay answers before reading the body), Node's own timers take over.
+    res.once('finish', () => stop(false));
+    res.once('close', () => stop(false));
+    done(null, payload);
+  };
+}

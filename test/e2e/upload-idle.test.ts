@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import type { BlobStore } from '../../src/ports/blob-store.js';
+import { eventually } from '../helpers/e2e.js';
+import { type Faults, withFaults } from '../helpers/faults.js';
+import { type RawConnection, rawConnect } from '../helpers/raw-http.js';
+import { api, startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * An upload whose body stops arriving is cut off after CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS (1 s
+ * here): its connection is closed and nothing it sent is kept. A slow upload that keeps sending is
+ * not, and neither is the connection once the body has all arrived.
+ */
+
+const IDLE_S = 1;
+let s: TestServer;
+let blobs: Faults<BlobStore>;
+
+beforeAll(async () => {
+  s = await startTestServer({
+    env: { CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS: String(IDLE_S) },
+    wrapAdapters: (real) => {
+      blobs = withFaults(real.blobs);
+      return { ...real, blobs: blobs.target };
+    },
+  });
+});
+afterAll(async () => s?.close());
+
+interface Conn extends RawConnection {
+  openedAt: number;
+}
+
+async function connect(url: string): Promise<Conn> {
+  return { ...(await rawConnect(url)), openedAt: Date.now() };
+}
+
+/** The head of a request announcing `length` body bytes. */
+const head = (method: string, path: string, headers: Record<string, string>, length: number) =>
+  `${method} ${path} HTTP/1.1\r\nHost: test\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}Content-Length: ${length}\r\n\r\n`;
+
+const BOUNDARY = 'idleBoundary';
+const multipartHead =
+  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="session_id"\r\n\r\nidle\r\n` +
+  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="idle.bin"\r\n` +
+  'Content-Type: application/octet-stream\r\n\r\n';
+const multipartTail = `\r\n--${BOUNDARY}--\r\n`;
+const auth = () => ({ Authorization: `Bearer ${s.apiKey}` });
+
+/** Milliseconds from opening until the server closed the connection; fails after `ms`. */
+async function closedWithin(conn: Conn, ms: number): Promise<number> {
+  const timer = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`still open after ${ms} ms`)), ms));
+  await Promise.race([conn.closed, timer]);
+  return Date.now() - conn.openedAt;
+}
+
+async function nothingKept(): Promise<void> {
+  await eventually(async () => (await s.stagingFiles()).length === 0, 5000, 'staging to be empty');
+  expect((await api(s.apiUrl, s.apiKey, 'GET', '/v1/artifacts?session_id=idle')).json.artifacts).toEqual([]);
+}
+
+describe('an upload whose body stalls', () => {
+  it('multipart: the connection is closed after the idle time and nothing is staged or stored', async () => {
+    const conn = await connect(s.apiUrl);
+    const body = 8 << 20;
+    conn.write(
+      head('POST', '/v1/artifacts', { ...auth(), 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` }, body),
+    );
+    conn.write(multipartHead);
+    conn.write(Buffer.alloc(2 << 20, 0x61));
+    // Past 1 MiB a local upload has a staging file: it must go with the connection.
+    if (s.backend === 'local') await eventually(async () => (await s.stagingFiles()).length > 0, 5000, 'a staged file');
+    const after = await closedWithin(conn, 8000);
+    expect(after).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
+    await nothingKept();
+    expect((await api(s.apiUrl, s.apiKey, 'GET', '/v1/whoami')).json.usage_storage_bytes).toBe(0);
+  });
+
+  it('JSON: the same while Fastify reads the body', async () => {
+    const conn = await connect(s.apiUrl);
+    conn.write(head('POST', '/v1/artifacts', { ...auth(), 'Content-Type': 'application/json' }, 100_000));
+    conn.write('{"filename":"idle.json","session_id":"idle","content":"AAAA');
+    const after = await closedWithin(conn, 8000);
+    expect(after).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
+    await nothingKept();
+  });
+
+  it('presigned PUT: cut off, complete finds nothing, and the same URL then takes the whole file', async () => {
+    const bytes = Buffer.alloc(3 << 20, 0x62);
+    const ticket = await api(s.apiUrl, s.apiKey, 'POST', '/v1/artifacts/upload-url', {
+      filename: 'idle-put.bin',
+      size_bytes: bytes.length,
+    });
+    expect(ticket.status).toBe(201);
+    const url = new URL(ticket.json.upload_url as string);
+    const conn = await connect(url.origin);
+    conn.write(head('PUT', url.pathname + url.search, { 'Content-Type': 'application/octet-stream' }, bytes.length));
+    conn.write(bytes.subarray(0, 1 << 20));
+    const after = await closedWithin(conn, 8000);
+    expect(after).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
+    await eventually(async () => (await s.stagingFiles()).length === 0, 5000, 'staging to be empty');
+    const id = ticket.json.artifact_id as string;
+    const early = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/complete`);
+    expect(early.status).toBe(409);
+    expect(early.json.error.code).toBe('upload_not_found');
+
+    const put = await fetch(url, {
+      method: 'PUT',
+      body: bytes,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    expect(put.status).toBe(200);
+    const done = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/complete`);
+    expect(done.status).toBe(200);
+    expect(done.json.size_bytes).toBe(bytes.length);
+  });
+});
+
+describe('an upload that keeps sending, and the connection after it', () => {
+  it('a slow upload with pauses shorter than the idle time is stored, however long it takes', async () => {
+    const conn = await connect(s.apiUrl);
+    const piece = Buffer.alloc(256 * 1024, 0x63);
+    const pieces = 8;
+    conn.write(
+      head(
+        'POST',
+        '/v1/artifacts',
+        { ...auth(), 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+        multipartHead.length + pieces * piece.length + multipartTail.length,
+      ),
+    );
+    conn.write(multipartHead.replace('name="session_id"\r\n\r\nidle', 'name="session_id"\r\n\r\nslow'));
+    for (let i = 0; i < pieces; i++) {
+      conn.write(piece);
+      await new Promise((r) => setTimeout(r, (IDLE_S * 1000) / 2));
+    }
+    conn.write(multipartTail);
+    // Eight pauses of half the idle time: four times the idle time in all.
+    await eventually(async () => conn.received().includes('\r\n\r\n{'), 10_000, 'the answer');
+    expect(conn.received()).toMatch(/^HTTP\/1\.1 201 /);
+    expect(Date.now() - conn.openedAt).toBeGreaterThan(IDLE_S * 1000 * 3);
+    conn.destroy();
+    const listed = await api(s.apiUrl, s.apiKey, 'GET', '/v1/artifacts?session_id=slow');
+    expect(listed.json.artifacts).toHaveLength(1);
+    expect(listed.json.artifacts[0].size_bytes).toBe(pieces * piece.length);
+  });
+
+  it('a server silent for longer than the idle time after the body has arrived still answers, on a connection kept alive', async () => {
+    const conn = await connect(s.apiUrl);
+    const bytes = Buffer.alloc(2 << 20, 0x64);
+    const request = Buffer.concat([
+      Buffer.from(
+        head(
+          'POST',
+          '/v1/artifacts',
+          { ...auth(), 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+          multipartHead.length + bytes.length + multipartTail.length,
+        ),
+      ),
+      Buffer.from(multipartHead.replace('name="session_id"\r\n\r\nidle', 'name="session_id"\r\n\r\nbusy')),
+      bytes,
+      Buffer.from(multipartTail),
+    ]);
+    // Storing the blob takes three idle times once every byte is in: the client is not the one waiting.
+    blobs.delayNext('commit', IDLE_S * 1000 * 3);
+    conn.write(request);
+    await eventually(async () => /\r\n\r\n\{[\s\S]*\}$/.test(conn.received()), 10_000, 'the answer');
+    expect(conn.received()).toMatch(/^HTTP\/1\.1 201 /);
+    expect(Date.now() - conn.openedAt).toBeGreaterThan(IDLE_S * 1000 * 3);
+    // And the connection is still usable: another idle time of silence, then a second request on it.
+    await new Promise((r) => setTimeout(r, IDLE_S * 1000 * 1.5));
+    conn.write(head('GET', '/health', {}, 0));
+    await eventually(async () => (conn.received().match(/HTTP\/1\.1 /g) ?? []).length === 2, 5000, 'the second answer');
+    expect(conn.received()).toMatch(/HTTP\/1\.1 200 OK[\s\S]*"ok"/);
+    conn.destroy();
+  });
+});
+
+describe('CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS', () => {
+  const load = (value?: string) =>
+    loadConfig({ dataDir: '/tmp/x' }, value === undefined ? {} : { CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS: value });
+
+  it('defaults to 60 s, takes whole seconds, 0 turns it off, and refuses anything else', () => {
+    expect(load().uploadIdleTimeoutSeconds).toBe(60);
+    expect(load('5').uploadIdleTimeoutSeconds).toBe(5);
+    expect(load('0').uploadIdleTimeoutSeconds).toBe(0);
+    for (const bad of ['-1', '1.5', 'soon']) expect(() => load(bad)).toThrow(/uploadIdleTimeoutSeconds/);
+  });
+});
