@@ -70,7 +70,7 @@ describe('an upload whose body stalls', () => {
     );
     conn.write(multipartHead);
     conn.write(Buffer.alloc(2 << 20, 0x61));
-    // Past 1 MiB a local upload has a staging file: it must go with the connection.
+    // Past 64 KiB a local upload has a staging file: it must go with the connection.
     if (s.backend === 'local') await eventually(async () => (await s.stagingFiles()).length > 0, 5000, 'a staged file');
     const after = await closedWithin(conn, 8000);
     expect(after).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
