@@ -4,6 +4,7 @@ import type { BlobStore } from '../../src/ports/blob-store.js';
 import { eventually } from '../helpers/e2e.js';
 import { type Faults, withFaults } from '../helpers/faults.js';
 import { type RawConnection, rawConnect } from '../helpers/raw-http.js';
+import { scaleoutRequested } from '../helpers/scaleout.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -25,19 +26,26 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(async () => s?.close());
+const opened: RawConnection[] = [];
+afterAll(async () => {
+  // A test that failed may leave its connection open, which would hold the server's close.
+  for (const conn of opened) conn.destroy();
+  await s?.close();
+});
 
 interface Conn extends RawConnection {
   openedAt: number;
 }
 
 async function connect(url: string): Promise<Conn> {
-  return { ...(await rawConnect(url)), openedAt: Date.now() };
+  const conn = await rawConnect(url);
+  opened.push(conn);
+  return { ...conn, openedAt: Date.now() };
 }
 
 /** The head of a request announcing `length` body bytes. */
 const head = (method: string, path: string, headers: Record<string, string>, length: number) =>
-  `${method} ${path} HTTP/1.1\r\nHost: test\r\n${Object.entries(headers)
+  `${method} ${path} HTTP/1.1\r\nHost: ${new URL(s.apiUrl).host}\r\n${Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('')}Content-Length: ${length}\r\n\r\n`;
 
@@ -87,35 +95,57 @@ describe('an upload whose body stalls', () => {
     await nothingKept();
   });
 
-  it('presigned PUT: cut off, complete finds nothing, and the same URL then takes the whole file', async () => {
-    const bytes = Buffer.alloc(3 << 20, 0x62);
-    const ticket = await api(s.apiUrl, s.apiKey, 'POST', '/v1/artifacts/upload-url', {
-      filename: 'idle-put.bin',
-      size_bytes: bytes.length,
-    });
-    expect(ticket.status).toBe(201);
-    const url = new URL(ticket.json.upload_url as string);
-    const conn = await connect(url.origin);
-    conn.write(head('PUT', url.pathname + url.search, { 'Content-Type': 'application/octet-stream' }, bytes.length));
-    conn.write(bytes.subarray(0, 1 << 20));
+  it('hosted MCP: a JSON-RPC post (an upload tool call) whose body stalls is closed too', async () => {
+    const conn = await connect(s.apiUrl);
+    conn.write(
+      head(
+        'POST',
+        '/mcp',
+        { ...auth(), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        100_000,
+      ),
+    );
+    conn.write(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"upload_artifact","arguments":{"content":"AAAA',
+    );
     const after = await closedWithin(conn, 8000);
     expect(after).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
-    await eventually(async () => (await s.stagingFiles()).length === 0, 5000, 'staging to be empty');
-    const id = ticket.json.artifact_id as string;
-    const early = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/complete`);
-    expect(early.status).toBe(409);
-    expect(early.json.error.code).toBe('upload_not_found');
-
-    const put = await fetch(url, {
-      method: 'PUT',
-      body: bytes,
-      headers: { 'content-type': 'application/octet-stream' },
-    });
-    expect(put.status).toBe(200);
-    const done = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/complete`);
-    expect(done.status).toBe(200);
-    expect(done.json.size_bytes).toBe(bytes.length);
+    expect(conn.received()).toBe('');
   });
+
+  // On S3 the signed URL is the bucket's: the PUT never reaches Cairn, and the bucket's own timeouts apply.
+  it.skipIf(scaleoutRequested())(
+    'presigned PUT: cut off, complete finds nothing, and the same URL then takes the whole file',
+    async () => {
+      const bytes = Buffer.alloc(3 << 20, 0x62);
+      const ticket = await api(s.apiUrl, s.apiKey, 'POST', '/v1/artifacts/upload-url', {
+        filename: 'idle-put.bin',
+        size_bytes: bytes.length,
+      });
+      expect(ticket.status).toBe(201);
+      const url = new URL(ticket.json.upload_url as string);
+      const conn = await connect(url.origin);
+      conn.write(head('PUT', url.pathname + url.search, { 'Content-Type': 'application/octet-stream' }, bytes.length));
+      conn.write(bytes.subarray(0, 1 << 20));
+      const after = await closedWithin(conn, 8000);
+      expect(after).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
+      await eventually(async () => (await s.stagingFiles()).length === 0, 5000, 'staging to be empty');
+      const id = ticket.json.artifact_id as string;
+      const early = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/complete`);
+      expect(early.status).toBe(409);
+      expect(early.json.error.code).toBe('upload_not_found');
+
+      const put = await fetch(url, {
+        method: 'PUT',
+        body: bytes,
+        headers: { 'content-type': 'application/octet-stream' },
+      });
+      expect(put.status).toBe(200);
+      const done = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/complete`);
+      expect(done.status).toBe(200);
+      expect(done.json.size_bytes).toBe(bytes.length);
+    },
+  );
 });
 
 describe('an upload that keeps sending, and the connection after it', () => {
