@@ -13,7 +13,6 @@ import { hostedMcpRoutes } from './mcp/routes.js';
 import { authorizeRoutes } from './oauth/authorize-routes.js';
 import { oauthEndpointRoutes } from './oauth/endpoint-routes.js';
 import { oauthMetadataRoutes } from './oauth/metadata-routes.js';
-import { uploadIdleTimeout } from './upload-idle-timeout.js';
 
 const FORM_BODY_LIMIT = 64 * 1024;
 
@@ -22,10 +21,7 @@ const FORM_BODY_LIMIT = 64 * 1024;
  * hosted MCP endpoint, the OAuth 2.1 authorization server and the tenant dashboard. Registered as
  * one scope, so the HTML form parser exists only here.
  */
-export function hostedPlugin(
-  accounts: Accounts,
-  config: Pick<Config, 'host' | 'mcpAllowedOrigins' | 'uploadIdleTimeoutSeconds'>,
-) {
+export function hostedPlugin(accounts: Accounts, config: Pick<Config, 'host' | 'mcpAllowedOrigins'>) {
   return async (app: FastifyInstance, core: Core): Promise<void> => {
     await app.register(async (scope) => {
       // Browser forms and OAuth's token/revoke requests, parsed without a dependency.
@@ -50,18 +46,11 @@ export function hostedPlugin(
       authorizeRoutes(scope, ctx);
       oauthMetadataRoutes(scope, core);
       oauthEndpointRoutes(scope, accounts);
-      hostedMcpRoutes(
-        scope,
-        core,
-        accounts,
-        {
-          apiOrigin: () => core.deps.origins.api,
-          extraOrigins: config.mcpAllowedOrigins,
-          loopback: isLoopbackBind(config.host),
-        },
-        // Its JSON-RPC bodies carry uploads (base64, up to 10 MB decoded) like POST /v1/artifacts.
-        uploadIdleTimeout(config.uploadIdleTimeoutSeconds),
-      );
+      hostedMcpRoutes(scope, core, accounts, {
+        apiOrigin: () => core.deps.origins.api,
+        extraOrigins: config.mcpAllowedOrigins,
+        loopback: isLoopbackBind(config.host),
+      });
     });
   };
 }

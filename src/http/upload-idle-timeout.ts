@@ -1,5 +1,26 @@
-import type { preParsingHookHandler } from 'fastify';
+import type { preParsingHookHandler, RouteOptions } from 'fastify';
 import { CairnError } from '../core/errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes an upload's body: one that stalls is cut off (see cutStalledUploads). */
+    upload?: boolean;
+  }
+}
+
+/**
+ * An `onRoute` hook: every route whose config says `upload: true` (POST /v1/artifacts, Cairn's
+ * presigned PUT, the hosted MCP endpoint) gets uploadIdleTimeout's `preParsing` hook, so the
+ * routes only declare what they take and the setting is read in one place.
+ */
+export function cutStalledUploads(seconds: number): (route: RouteOptions) => void {
+  const hook = uploadIdleTimeout(seconds);
+  return (route) => {
+    if (!hook || route.config?.upload !== true) return;
+    const own = route.preParsing;
+    route.preParsing = own === undefined ? hook : [...(Array.isArray(own) ? own : [own]), hook];
+  };
+}
 
 /**
  * A route's `preParsing` hook that closes the connection of an upload whose body stops arriving

@@ -7,7 +7,7 @@ import { LIMITS } from '../../core/plans.js';
 import { installAdmission } from '../auth.js';
 import { installErrorHandling } from '../errors.js';
 import { baseOptions } from '../fastify-options.js';
-import { uploadIdleTimeout } from '../upload-idle-timeout.js';
+import { cutStalledUploads } from '../upload-idle-timeout.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
@@ -54,12 +54,13 @@ export async function buildApiApp(core: Core, opts: ApiAppOptions): Promise<Fast
   app.removeContentTypeParser('text/plain');
   installAdmission(app, core);
   app.addHook('onRoute', strictQuerystring);
+  // Inherited by the scopes registered below (the presigned PUT's, the hosted plugin's).
+  app.addHook('onRoute', cutStalledUploads(opts.uploadIdleTimeoutSeconds ?? 0));
   metaRoutes(app, core);
-  const uploadIdle = uploadIdleTimeout(opts.uploadIdleTimeoutSeconds ?? 0);
-  uploadRoutes(app, core, uploadIdle);
+  uploadRoutes(app, core);
   artifactRoutes(app, core);
   sessionRoutes(app, core);
-  presignedRoutes(app, core, uploadIdle);
+  presignedRoutes(app, core);
   pageRoutes(app, core);
   for (const plugin of opts.plugins ?? []) await plugin(app, core);
   return app;

@@ -1,5 +1,5 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { QuotaMode } from '../../core/access.js';
 import type { Accounts } from '../../core/accounts/index.js';
 import { CairnError, toEnvelope } from '../../core/errors.js';
@@ -50,15 +50,8 @@ function sendError(reply: FastifyReply, err: CairnError, headers: Record<string,
  * and transport, closed with the response, so nothing is shared between requests or clients.
  * The bearer is a raw API key (every tool) or an OAuth access token bound to this resource (its
  * grant's tier). Each request is admitted like an API call: rate limit, monthly quota, headers.
- * `idle`: the hook that closes a POST whose body stalls (uploadIdleTimeout), if any.
  */
-export function hostedMcpRoutes(
-  app: FastifyInstance,
-  core: Core,
-  accounts: Accounts,
-  policy: OriginPolicy,
-  idle?: preParsingHookHandler,
-): void {
+export function hostedMcpRoutes(app: FastifyInstance, core: Core, accounts: Accounts, policy: OriginPolicy): void {
   app.decorateRequest('mcpConnection', null);
 
   const challenge = (invalidToken: boolean) => ({
@@ -113,9 +106,9 @@ export function hostedMcpRoutes(
     '/mcp',
     {
       bodyLimit: MCP_BODY_LIMIT,
-      ...(idle ? { preParsing: idle } : {}),
       // Admitted below as the bearer's tenant, not by the API's per-IP window for key-less routes.
-      config: { ownAdmission: true },
+      // Its JSON-RPC bodies carry uploads (base64, up to 10 MB decoded), so a stalled one is cut.
+      config: { ownAdmission: true, upload: true },
       onRequest: guard,
       schema: { hide: true },
     },

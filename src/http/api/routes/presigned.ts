@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, preParsingHookHandler } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
 import { callerOf } from '../../auth.js';
 import { ArtifactIdParams, ArtifactRecord, artifactErrors, ErrorEnvelope } from '../schemas.js';
@@ -33,11 +33,8 @@ const UploadTicket = Type.Object({
   upload_headers: Type.Record(Type.String(), Type.String()),
 });
 
-/**
- * Presigned uploads for large files: upload-url → PUT → complete. `idle`: the hook that closes a
- * PUT whose body stalls (uploadIdleTimeout), if any.
- */
-export function presignedRoutes(app: FastifyInstance, core: Core, idle?: preParsingHookHandler): void {
+/** Presigned uploads for large files: upload-url → PUT → complete. */
+export function presignedRoutes(app: FastifyInstance, core: Core): void {
   app.post(
     '/v1/artifacts/upload-url',
     {
@@ -95,7 +92,7 @@ export function presignedRoutes(app: FastifyInstance, core: Core, idle?: prePars
     scope.put(
       '/v1/uploads/:id',
       {
-        ...(idle ? { preParsing: idle } : {}),
+        config: { upload: true },
         schema: {
           summary: 'Receive the bytes of a presigned upload (signed URL; no API key)',
           tags: ['artifacts'],

@@ -2,7 +2,7 @@ import { PassThrough, Readable } from 'node:stream';
 import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CairnError, invalid } from '../../../core/errors.js';
 import type { Core } from '../../../core/index.js';
 import { LIMITS } from '../../../core/plans.js';
@@ -28,14 +28,12 @@ const TEXT_FIELDS: Record<string, keyof UploadRequest> = {
   transcript: 'transcript',
 };
 
-/** `idle`: the hook that closes an upload whose body stalls (uploadIdleTimeout), if any. */
-export function uploadRoutes(app: FastifyInstance, core: Core, idle?: preParsingHookHandler): void {
+export function uploadRoutes(app: FastifyInstance, core: Core): void {
   app.post(
     '/v1/artifacts',
     {
-      config: { auth: true },
+      config: { auth: true, upload: true },
       bodyLimit: JSON_BODY_LIMIT,
-      ...(idle ? { preParsing: idle } : {}),
       schema: {
         summary: 'Upload an artifact',
         description:
