@@ -68,7 +68,9 @@ export function uploadIdleTimeout(seconds: number): preParsingHookHandler | unde
     socket.setTimeout(ms);
     res.on('timeout', onTimeout);
     req.once('end', () => stop(true));
-    // Once answered (a replay answers before reading the body), Node's own timers take over.
+    // Once answered (an idempotent replay answers before reading the body), Node's own timers take
+    // over: it discards the rest of such a body, and a client that stalls there is closed after its
+    // keep-alive timeout (72 s here; measured: 73 s), with nothing of it kept.
     res.once('finish', () => stop(false));
     res.once('close', () => stop(false));
     done(null, payload);
