@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import type { BlobStore } from '../../src/ports/blob-store.js';
 import { eventually } from '../helpers/e2e.js';
 import { type Faults, withFaults } from '../helpers/faults.js';
@@ -205,17 +204,5 @@ describe('an upload that keeps sending, and the connection after it', () => {
     await eventually(async () => (conn.received().match(/HTTP\/1\.1 /g) ?? []).length === 2, 5000, 'the second answer');
     expect(conn.received()).toMatch(/HTTP\/1\.1 200 OK[\s\S]*"ok"/);
     conn.destroy();
-  });
-});
-
-describe('CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS', () => {
-  const load = (value?: string) =>
-    loadConfig({ dataDir: '/tmp/x' }, value === undefined ? {} : { CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS: value });
-
-  it('defaults to 60 s, takes whole seconds, 0 turns it off, and refuses anything else', () => {
-    expect(load().uploadIdleTimeoutSeconds).toBe(60);
-    expect(load('5').uploadIdleTimeoutSeconds).toBe(5);
-    expect(load('0').uploadIdleTimeoutSeconds).toBe(0);
-    for (const bad of ['-1', '1.5', 'soon']) expect(() => load(bad)).toThrow(/uploadIdleTimeoutSeconds/);
   });
 });

@@ -40,3 +40,18 @@ describe('CAIRN_TRUST_PROXY', () => {
     expect(trust('203.0.113.7', 1)).toBe(false);
   });
 });
+
+describe('CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS', () => {
+  const load = (value?: string) =>
+    loadConfig(
+      { dataDir: '/tmp/cairn-config-test' },
+      value === undefined ? {} : { CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS: value },
+    );
+
+  it('defaults to 60 s, takes whole seconds, 0 turns it off, and refuses anything else', () => {
+    expect(load().uploadIdleTimeoutSeconds).toBe(60);
+    expect(load('5').uploadIdleTimeoutSeconds).toBe(5);
+    expect(load('0').uploadIdleTimeoutSeconds).toBe(0);
+    for (const bad of ['-1', '1.5', 'soon']) expect(() => load(bad)).toThrow(/uploadIdleTimeoutSeconds/);
+  });
+});
