@@ -256,7 +256,7 @@ Examples:
 
   withExamples(admin.command('sweep'), ['cairn admin sweep', 'cairn admin sweep --json'])
     .description(
-      'Run the background sweeper once: expiry, hard deletes, orphan blobs, old idempotency records, dead links.',
+      'Run the background sweeper once: expiry, hard deletes, orphan blobs, old idempotency records, dead links, staging left by stopped processes.',
     )
     .option('--json', 'print the counts as JSON')
     .action(

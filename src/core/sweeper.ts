@@ -14,6 +14,8 @@ export interface SweepReport {
   pendingPurged: number;
   /** Objects that presigned uploads left in object storage and no one completed in time. */
   landingsSwept: number;
+  /** Staging left on the local disk by processes that stopped (a crash) after this one started. */
+  stagingSwept: number;
 }
 
 export { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS };
@@ -50,6 +52,7 @@ export class Sweeper {
       // Landed at or after its pending row was created, so older than the retention means
       // abandoned (a completed upload drops its own; this also catches a drop that failed).
       landingsSwept: blobs.sweepLandings ? await blobs.sweepLandings(now - PENDING_RETENTION_MS) : 0,
+      stagingSwept: blobs.sweepStaging ? await blobs.sweepStaging() : 0,
     };
     for (let i = 0; i < this.maxBatches; i++) {
       const claimedAt = clock.now();

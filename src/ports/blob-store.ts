@@ -39,7 +39,10 @@ export interface ByteRange {
  * uploads of the same bytes by one tenant share one stored object.
  */
 export interface BlobStore {
-  /** Creates what the store needs and removes staging leftovers of a previous crash. */
+  /**
+   * Creates what the store needs and removes staging leftovers of stopped processes (a crash),
+   * never what another running process (a server, an admin command) is staging.
+   */
   init(): Promise<void>;
   /**
    * Streams `source` to staging while hashing and counting. Rejects with
@@ -89,6 +92,12 @@ export interface BlobStore {
    * uploads left. Returns how many were removed.
    */
   sweepLandings?(landedBefore: number): Promise<number>;
+  /**
+   * For stores that stage on a disk of their own: removes what uploads of processes that have
+   * stopped left in staging, as `init` does, for a process that crashed after this one started.
+   * Returns how many leftovers (one per stopped process) were removed.
+   */
+  sweepStaging?(): Promise<number>;
   /** A presigned GET of the object with download headers, for stores that can sign one (S3). */
   presignGet?(key: string, filename: string, contentType: string, expiresInSeconds: number): Promise<string>;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FsBlobStore, SMALL_BLOB_BYTES, SMALL_BLOBS_FILE } from '../../src/adapters/fs-blobs/fs-blob-store.js';
 import { blobStoreContract } from '../contract/blob-store.contract.js';
 import { eventually } from '../helpers/e2e.js';
-import { localBlobNames } from '../helpers/server.js';
+import { filesUnder, localBlobNames } from '../helpers/server.js';
+import { crashedStagingFolder } from '../helpers/staging.js';
 
 async function tempRoot() {
   const dir = await mkdtemp(path.join(tmpdir(), 'cairn-blobs-'));
@@ -29,12 +30,32 @@ blobStoreContract('local folder', async () => {
 });
 
 describe('FsBlobStore specifics', () => {
-  it('empties .staging at init: leftovers of a crash never survive a start', async () => {
+  it('init keeps what another running store is staging and removes what a stopped process left', async () => {
     const { root, cleanup } = await tempRoot();
-    const store = new FsBlobStore({ root });
-    await store.init();
-    await writeFile(path.join(root, '.staging', 'half-written'), 'partial');
-    await new FsBlobStore({ root }).init();
+    const running = new FsBlobStore({ root });
+    await running.init();
+    const source = new Readable({ read() {} });
+    const staging = running.stage(source, 10_000_000);
+    const first = randomBytes(SMALL_BLOB_BYTES + 4096);
+    source.push(first);
+    await eventually(async () => (await filesUnder(path.join(root, '.staging'))).length === 1, 5000, 'a staged file');
+    // A process of this host that has exited (a crash) left its folder behind.
+    const crashed = await crashedStagingFolder(path.join(root, '.staging'));
+
+    // Another store opens the same folder: an admin command, or a second server.
+    const other = new FsBlobStore({ root });
+    await other.init();
+    expect(existsSync(crashed)).toBe(false);
+    const last = randomBytes(1000);
+    source.push(last);
+    source.push(null);
+    const staged = await staging;
+    const whole = Buffer.concat([first, last]);
+    expect(staged.sha256).toBe(createHash('sha256').update(whole).digest('hex'));
+    await running.commit(staged, `t/${staged.sha256}`);
+    expect(await buffer(await running.read(`t/${staged.sha256}`))).toEqual(whole);
+    await other.close();
+    await running.close();
     expect(await readdir(path.join(root, '.staging'))).toEqual([]);
     await cleanup();
   });
@@ -77,10 +98,10 @@ describe('FsBlobStore specifics', () => {
     const staging = store.stage(source, 10_000_000);
     source.push(Buffer.alloc(sent));
     const spilled = sent > SMALL_BLOB_BYTES ? 1 : 0;
-    await eventually(async () => (await readdir(path.join(root, '.staging'))).length === spilled, 5000, 'staging');
+    await eventually(async () => (await filesUnder(path.join(root, '.staging'))).length === spilled, 5000, 'staging');
     source.destroy(new Error('aborted'));
     await expect(staging).rejects.toThrow();
-    expect(await readdir(path.join(root, '.staging'))).toEqual([]);
+    expect(await filesUnder(path.join(root, '.staging'))).toEqual([]);
     expect(await localBlobNames(root)).toEqual([]);
     await store.close();
     await cleanup();
@@ -132,7 +153,7 @@ describe('FsBlobStore small blobs', () => {
       expect(sha(await buffer(await store.read(key)))).toBe(sha(data));
       expect(await buffer(await store.read(key, { start: 1000, end: 1009 }))).toEqual(data.subarray(1000, 1010));
     }
-    expect(await readdir(path.join(root, '.staging'))).toEqual([]);
+    expect(await filesUnder(path.join(root, '.staging'))).toEqual([]);
   });
 
   it('commits the small blobs of one turn with one fdatasync of the WAL, and each is committed once resolved', async () => {
@@ -213,7 +234,7 @@ describe('FsBlobStore small blobs', () => {
     expect(sha(await buffer(await store.read(key)))).toBe(sha(data));
     // The copies go in the background; close() waits for them.
     await store.close();
-    expect(await readdir(path.join(root, '.staging'))).toEqual([]);
+    expect(await filesUnder(path.join(root, '.staging'))).toEqual([]);
   });
 
   it('drops a small upload that is discarded instead of committed', async () => {

@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type RunningServer, startServer } from '../../src/server.js';
-import { expectError } from '../helpers/e2e.js';
-import { BIN, childEnv, spawnServe } from '../helpers/process.js';
+import { eventually, expectError, sha256, stagingFiles } from '../helpers/e2e.js';
+import { BIN, childEnv, slowUpload, spawnServe } from '../helpers/process.js';
 import { api } from '../helpers/server.js';
 
 /** `cairn admin` and `cairn serve` as subprocesses on a temporary data folder. */
@@ -267,6 +268,38 @@ describe('cairn admin page', () => {
       expect(missing.stderr).toContain('no page pg_AAAAAAAAAAAAAAAA');
     }
   }, 90_000);
+});
+
+describe('cairn admin beside a running server', () => {
+  it('leaves the server’s uploads in flight alone: they finish and store every byte', async () => {
+    const created = await cairn(['admin', 'tenant', 'create', 'beside', '--plan', 'pro', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const key = JSON.parse(created.stdout).api_key as string;
+    const content = randomBytes(1024 * 1024);
+    let streaming = false;
+    const upload = slowUpload(apiUrl, key, {
+      content,
+      filename: 'in-flight.bin',
+      chunkBytes: 32 * 1024,
+      delayMs: 25,
+      onStarted: () => {
+        streaming = true;
+      },
+    });
+    // Every admin command opens the blob folder; each used to empty its staging folder.
+    await eventually(async () => streaming && (await stagingFiles(dataDir)).length > 0, 10_000, 'a staged upload');
+    for (const args of [
+      ['tenant', 'list'],
+      ['sweep', '--json'],
+    ]) {
+      const r = await cairn(['admin', ...args]);
+      expect(r.code, r.stderr).toBe(0);
+    }
+    expect(await stagingFiles(dataDir)).toHaveLength(1);
+    const outcome = await upload;
+    expect(outcome.status, outcome.body).toBe(201);
+    expect(JSON.parse(outcome.body ?? '{}').content_hash).toBe(sha256(content));
+  }, 60_000);
 });
 
 describe('cairn admin --json failures', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -90,8 +90,13 @@ localOnly('kill -9 during uploads', () => {
     for (const { i, record } of acknowledged) expect(record.content_hash).toBe(sha256(payloads[i] as Buffer));
     const leftover = await stagingFiles(dataDir);
     expect(leftover.length).toBeGreaterThan(0);
-    // One more leftover of our own, to be sure start-up cleans whatever it finds.
-    await writeFile(path.join(dataDir, 'blobs', '.staging', 'leftover-from-a-crash'), 'partial');
+    // The killed process's own staging folder goes at the restart (its pid no longer runs). One
+    // more leftover of our own: a loose file of the layout before per-process folders, from a
+    // crash an hour ago.
+    const loose = path.join(dataDir, 'blobs', '.staging', 'leftover-from-a-crash');
+    await writeFile(loose, 'partial');
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    await utimes(loose, anHourAgo, anHourAgo);
 
     const second = await serve(dataDir);
     expect(second.apiKey).toBeNull();

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,7 @@ import {
   uploadJson,
 } from '../helpers/e2e.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { crashedStagingFolder } from '../helpers/staging.js';
 
 const run = promisify(execFile);
 const BIN = path.resolve(import.meta.dirname, '../../bin/cairn.js');
@@ -333,6 +335,20 @@ describe('sweeper', () => {
   });
 });
 
+describe('sweeper, local folder', () => {
+  // On S3 nothing is staged on a local disk; the bucket's lifecycle rule covers staging/ there.
+  it.skipIf(process.env.CAIRN_TEST_BACKEND === 'scaleout')(
+    'removes the staging of a process that stopped after this one started, and keeps its own',
+    async () => {
+      const staging = path.join(s.dataDir, 'blobs', '.staging');
+      const [own] = await readdir(staging);
+      await crashedStagingFolder(staging);
+      expect((await sweep()).stagingSwept).toBe(1);
+      expect(await readdir(staging)).toEqual([own]);
+    },
+  );
+});
+
 describe('cairn admin sweep', () => {
   it('runs one sweep on a data folder and prints the counts as JSON', async () => {
     // This server's clock is far in the past of the real one; the real-clock CLI sees the
@@ -345,7 +361,15 @@ describe('cairn admin sweep', () => {
       timeout: 30_000,
     });
     const report = JSON.parse(stdout.trim());
-    for (const k of ['expired', 'purged', 'orphansMarked', 'blobsDeleted', 'idempotencyPurged', 'linksPurged']) {
+    for (const k of [
+      'expired',
+      'purged',
+      'orphansMarked',
+      'blobsDeleted',
+      'idempotencyPurged',
+      'linksPurged',
+      'stagingSwept',
+    ]) {
       expect(report, k).toHaveProperty(k);
     }
     for (const v of Object.values(report)) expect(Number.isInteger(v)).toBe(true);

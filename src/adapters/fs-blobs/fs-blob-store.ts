@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { access, type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { access, type FileHandle, mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -10,6 +10,7 @@ import { BufferShelf } from './buffer-shelf.js';
 import { DurableFileSink } from './durable-file-sink.js';
 import { READ_CHUNK_BYTES, RecyclingFileStream } from './recycling-file-stream.js';
 import { SmallBlobs } from './small-blobs.js';
+import { StagingArea, type StagingAreaOptions } from './staging-area.js';
 
 const KEY = /^([A-Za-z0-9_]{1,64})\/([0-9a-f]{64})$/;
 const CHUNK = 1024 * 1024;
@@ -29,13 +30,14 @@ export const SMALL_BLOBS_FILE = 'small-blobs.sqlite';
 /**
  * Blobs under a root folder: small ones (up to SMALL_BLOB_BYTES) in one SQLite file,
  * `<root>/small-blobs.sqlite`, the others as files `<root>/<tenant>/<2 hex>/<sha256>`, staged in
- * `<root>/.staging` on the same filesystem so that making them visible is one atomic rename.
+ * `<root>/.staging` on the same filesystem so that making them visible is one atomic rename (each
+ * process in a folder of its own there: see StagingArea).
  * A small upload is staged in memory until it outgrows the limit; then what arrived so far and
  * the rest go to a staging file.
  */
 export class FsBlobStore implements BlobStore {
   private readonly root: string;
-  private readonly staging: string;
+  private readonly staging: StagingArea;
   private small: SmallBlobs | null = null;
   /** Small uploads staged in memory, by staging id, until committed or discarded. */
   private readonly held = new Map<string, Buffer>();
@@ -44,16 +46,19 @@ export class FsBlobStore implements BlobStore {
   private readonly writeBuffers = new BufferShelf(WRITE_BUFFER, KEPT_WRITE_BUFFERS);
   private readonly readBuffers = new BufferShelf(READ_CHUNK_BYTES, KEPT_READ_BUFFERS);
 
-  constructor(opts: { root: string }) {
+  constructor(opts: { root: string; staging?: StagingAreaOptions }) {
     this.root = path.resolve(opts.root);
-    this.staging = path.join(this.root, '.staging');
+    this.staging = new StagingArea(path.join(this.root, '.staging'), opts.staging);
   }
 
   async init(): Promise<void> {
-    await mkdir(this.staging, { recursive: true });
-    // Anything still staged belongs to an upload that died with a previous process.
-    for (const name of await readdir(this.staging)) await rm(path.join(this.staging, name), { force: true });
+    await this.staging.open();
     this.small ??= await SmallBlobs.open(path.join(this.root, SMALL_BLOBS_FILE));
+  }
+
+  /** What uploads of stopped processes left in staging goes; never a running process's (see StagingArea). */
+  sweepStaging(): Promise<number> {
+    return this.staging.sweep();
   }
 
   private smallBlobs(): SmallBlobs {
@@ -74,7 +79,7 @@ export class FsBlobStore implements BlobStore {
 
   private stagingPath(id: string): string {
     if (!/^[A-Za-z0-9_-]{8,64}$/.test(id)) throw new Error('invalid staging id');
-    return path.join(this.staging, id);
+    return path.join(this.staging.dir, id);
   }
 
   async stage(source: Readable, maxBytes: number): Promise<StagedBlob> {
@@ -143,7 +148,7 @@ export class FsBlobStore implements BlobStore {
   /** Unlinks a redundant staged file in the background (see commit); close() waits for it. */
   private dropLater(stagingId: string, file: string): void {
     const dropped = unlink(file)
-      // A file that could not be removed stays in .staging, which the next start empties (init).
+      // A file that could not be removed stays in this process's staging folder until close().
       .catch(() => {})
       .finally(() => this.dropping.delete(stagingId));
     this.dropping.set(stagingId, dropped);
@@ -207,6 +212,7 @@ export class FsBlobStore implements BlobStore {
     this.small = null;
     this.held.clear();
     await small?.close();
+    await this.staging.close();
   }
 }
 
