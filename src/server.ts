@@ -39,11 +39,14 @@ export async function startServer(
   raiseMallocThresholds();
   const runtime = await createRuntime(config, opts);
   const { core } = runtime;
-  const appOpts = { logLevel: config.logLevel, trustProxy: config.trustProxy };
+  const appOpts = {
+    logLevel: config.logLevel,
+    trustProxy: config.trustProxy,
+    uploadIdleTimeoutSeconds: config.uploadIdleTimeoutSeconds,
+  };
   const accounts = createAccounts(core, runtime.adapters.accounts);
   const api = await buildApiApp(core, {
     ...appOpts,
-    uploadIdleTimeoutSeconds: config.uploadIdleTimeoutSeconds,
     plugins: [hostedPlugin(accounts, config)],
   });
   const viewer = await buildViewerApp(core, appOpts);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CairnError, type ErrorCode, isCairnError, toEnvelope } from '../core/errors.js';
 import type { RateDecision } from '../ports/rate-limiter.js';
+import { bodyIdleTimeout, cutStalledBodies } from './body-idle-timeout.js';
 import { installShutdownGate } from './protocol-errors.js';
 import { setRateHeaders } from './rate-headers.js';
 
@@ -60,17 +61,27 @@ function errorReason(err: unknown): string {
   return String(e?.code ?? e?.message ?? err);
 }
 
+export interface ErrorHandlingOptions {
+  /**
+   * Replaces the default answer for an unknown route (the public origins answer it with their own
+   * nothing-revealing 404).
+   */
+  notFound?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+  /** CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS: how long any request's body may pause (see cutStalledBodies). */
+  bodyIdleTimeoutSeconds?: number;
+}
+
 /**
  * Renders every error once, into the `{error:{code,message,status}}` envelope; 5xx never leak
- * internals. Also the first hook of every listener: the 503 answer while it shuts down.
- * `notFound` replaces the default answer for an unknown route (the public origins answer it with
- * their own nothing-revealing 404).
+ * internals. Also the first hook of every listener: the 503 answer while it shuts down. And the
+ * limit on a stalled request body, for every route that takes one and for an unknown route, whose
+ * 404 Fastify answers only after reading the body.
  */
-export function installErrorHandling(
-  app: FastifyInstance,
-  notFound?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply,
-): void {
+export function installErrorHandling(app: FastifyInstance, opts: ErrorHandlingOptions = {}): void {
+  const { notFound } = opts;
+  const stalled = bodyIdleTimeout(opts.bodyIdleTimeoutSeconds ?? 0);
   installShutdownGate(app);
+  app.addHook('onRoute', cutStalledBodies(stalled));
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     if (clientAborted(request)) {
       // Not a fault of ours and nobody is left to read an answer; the upload path has already
@@ -92,7 +103,10 @@ export function installErrorHandling(
       reply.header('Retry-After', String(cairn.extras.retryAfterSeconds));
     reply.status(cairn.status).type('application/json; charset=utf-8').send(toEnvelope(cairn, request.id));
   });
-  app.setNotFoundHandler((request, reply) => {
+  // Fastify gives the 404 route every lifecycle hook passed here; its types list only preValidation
+  // and preHandler, hence the cast. test/e2e/body-idle.test.ts fails if it stops doing so.
+  const notFoundHooks = (stalled ? { preParsing: stalled } : {}) as Parameters<typeof app.setNotFoundHandler>[0];
+  app.setNotFoundHandler(notFoundHooks, (request, reply) => {
     if (notFound) return notFound(request, reply);
     return reply
       .status(404)

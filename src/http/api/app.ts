@@ -7,7 +7,6 @@ import { LIMITS } from '../../core/plans.js';
 import { installAdmission } from '../auth.js';
 import { installErrorHandling } from '../errors.js';
 import { baseOptions } from '../fastify-options.js';
-import { cutStalledUploads } from '../upload-idle-timeout.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
@@ -20,7 +19,7 @@ import { strictQuerystring } from './strict-query.js';
 export interface ApiAppOptions {
   logLevel: string;
   trustProxy?: TrustProxy;
-  /** Seconds an upload's body may pause before its connection is closed (0: never; see uploadIdleTimeout). */
+  /** Seconds a request's body may pause before its connection is closed (0: never; see bodyIdleTimeout). */
   uploadIdleTimeoutSeconds?: number;
   /** Extra route groups (pages, presigned uploads, MCP…) added by later features. */
   plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
@@ -29,7 +28,7 @@ export interface ApiAppOptions {
 /** The API origin: `/health`, `/v1/*`, and the OpenAPI document generated from the route schemas. */
 export async function buildApiApp(core: Core, opts: ApiAppOptions): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(opts.logLevel, opts.trustProxy, [answerUnroutableReport]));
-  installErrorHandling(app);
+  installErrorHandling(app, { bodyIdleTimeoutSeconds: opts.uploadIdleTimeoutSeconds });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -54,8 +53,6 @@ export async function buildApiApp(core: Core, opts: ApiAppOptions): Promise<Fast
   app.removeContentTypeParser('text/plain');
   installAdmission(app, core);
   app.addHook('onRoute', strictQuerystring);
-  // Inherited by the scopes registered below (the presigned PUT's, the hosted plugin's).
-  app.addHook('onRoute', cutStalledUploads(opts.uploadIdleTimeoutSeconds ?? 0));
   metaRoutes(app, core);
   uploadRoutes(app, core);
   artifactRoutes(app, core);

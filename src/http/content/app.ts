@@ -10,6 +10,8 @@ import { serveArtifactBytes } from './serve-bytes.js';
 export interface ContentAppOptions {
   logLevel: string;
   trustProxy?: TrustProxy;
+  /** Seconds a request's body may pause before its connection is closed (0: never; see bodyIdleTimeout). */
+  uploadIdleTimeoutSeconds?: number;
   plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
 }
 
@@ -23,9 +25,11 @@ export async function buildContentApp(core: Core, opts: ContentAppOptions): Prom
     error: { code: 'artifact_not_found', message: 'This link is invalid, expired or the file is gone.', status: 404 },
   };
   // Unknown paths answer like an unknown page (under /c/) or an unknown link (anywhere else).
-  installErrorHandling(app, (request, reply) =>
-    request.url.startsWith('/c/') ? pageNotFound(reply, core.deps.origins.viewer) : reply.status(404).send(gone),
-  );
+  installErrorHandling(app, {
+    notFound: (request, reply) =>
+      request.url.startsWith('/c/') ? pageNotFound(reply, core.deps.origins.viewer) : reply.status(404).send(gone),
+    bodyIdleTimeoutSeconds: opts.uploadIdleTimeoutSeconds,
+  });
   installPublicHeaders(app);
 
   app.get('/health', async () => ({ status: 'ok' }));

@@ -9,6 +9,8 @@ import { sendNotFound, viewerPageRoutes } from './pages.js';
 export interface ViewerAppOptions {
   logLevel: string;
   trustProxy?: TrustProxy;
+  /** Seconds a request's body may pause before its connection is closed (0: never; see bodyIdleTimeout). */
+  uploadIdleTimeoutSeconds?: number;
   plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
 }
 
@@ -16,7 +18,10 @@ export interface ViewerAppOptions {
 export async function buildViewerApp(core: Core, opts: ViewerAppOptions): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(opts.logLevel, opts.trustProxy));
   // Any path that is not a page shell gets the same 404 page as an unknown slug.
-  installErrorHandling(app, (_request, reply) => sendNotFound(core, reply));
+  installErrorHandling(app, {
+    notFound: (_request, reply) => sendNotFound(core, reply),
+    bodyIdleTimeoutSeconds: opts.uploadIdleTimeoutSeconds,
+  });
   installPublicHeaders(app);
   app.get('/health', async () => ({ status: 'ok' }));
   viewerPageRoutes(app, core);

@@ -92,7 +92,6 @@ export function presignedRoutes(app: FastifyInstance, core: Core): void {
     scope.put(
       '/v1/uploads/:id',
       {
-        config: { upload: true },
         schema: {
           summary: 'Receive the bytes of a presigned upload (signed URL; no API key)',
           tags: ['artifacts'],

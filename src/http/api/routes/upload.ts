@@ -32,7 +32,7 @@ export function uploadRoutes(app: FastifyInstance, core: Core): void {
   app.post(
     '/v1/artifacts',
     {
-      config: { auth: true, upload: true },
+      config: { auth: true },
       bodyLimit: JSON_BODY_LIMIT,
       schema: {
         summary: 'Upload an artifact',

@@ -1,30 +1,31 @@
 import type { preParsingHookHandler, RouteOptions } from 'fastify';
 import { CairnError } from '../core/errors.js';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The route takes an upload's body: one that stalls is cut off (see cutStalledUploads). */
-    upload?: boolean;
-  }
-}
+/** Methods whose requests take no body here: their routes get no hook, so GETs pay nothing for it. */
+const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * An `onRoute` hook: every route whose config says `upload: true` (POST /v1/artifacts, Cairn's
- * presigned PUT, the hosted MCP endpoint) gets uploadIdleTimeout's `preParsing` hook, so the
- * routes only declare what they take and the setting is read in one place.
+ * An `onRoute` hook: every route that takes a body (any method but GET, HEAD and OPTIONS) gets
+ * `hook`, bodyIdleTimeout's `preParsing` hook (none when that is off). On the API that is the
+ * uploads (multipart and JSON, Cairn's presigned PUT, the hosted MCP endpoint) and the small JSON
+ * and form posts beside them (links, pages, the dashboard's and OAuth's forms); on the viewer, the
+ * page password and report forms. The smaller bodies are cut for the same reason: without it, a
+ * client that sends a request head and then nothing holds a connection for as long as it likes,
+ * and the forms among them need no key to reach. installErrorHandling installs it on every
+ * listener, with the same hook on the 404 route.
  */
-export function cutStalledUploads(seconds: number): (route: RouteOptions) => void {
-  const hook = uploadIdleTimeout(seconds);
+export function cutStalledBodies(hook: preParsingHookHandler | undefined): (route: RouteOptions) => void {
   return (route) => {
-    if (!hook || route.config?.upload !== true) return;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!hook || methods.every((m) => BODILESS.has(m.toUpperCase()))) return;
     const own = route.preParsing;
     route.preParsing = own === undefined ? hook : [...(Array.isArray(own) ? own : [own]), hook];
   };
 }
 
 /**
- * A route's `preParsing` hook that closes the connection of an upload whose body stops arriving
- * for `seconds` (none when 0).
+ * A route's `preParsing` hook that closes the connection of a request whose body stops arriving
+ * for `seconds` (none when 0; the setting is CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS).
  *
  * Why: neither Node nor Fastify puts a limit on a request body's pauses here (Fastify sets no
  * request or connection timeout), so a client that goes silent mid-upload used to hold its
@@ -41,7 +42,7 @@ export function cutStalledUploads(seconds: number): (route: RouteOptions) => voi
  * the upload too: the timer cannot tell the two apart. A per-route hook rather than a global one:
  * requests without a body (the GET path) pay nothing for it.
  */
-export function uploadIdleTimeout(seconds: number): preParsingHookHandler | undefined {
+export function bodyIdleTimeout(seconds: number): preParsingHookHandler | undefined {
   if (seconds <= 0) return undefined;
   const ms = seconds * 1000;
   return (request, reply, payload, done) => {
@@ -62,8 +63,8 @@ export function uploadIdleTimeout(seconds: number): preParsingHookHandler | unde
     function onTimeout() {
       if (req.complete) return stop(true);
       stop(false);
-      request.log.info({ reqId: request.id, idleSeconds: seconds }, 'upload body stalled: connection closed');
-      socket.destroy(new CairnError('invalid_request', `No bytes of the upload arrived for ${seconds} s.`));
+      request.log.info({ reqId: request.id, idleSeconds: seconds }, 'request body stalled: connection closed');
+      socket.destroy(new CairnError('invalid_request', `No bytes of the request body arrived for ${seconds} s.`));
     }
     socket.setTimeout(ms);
     res.on('timeout', onTimeout);

@@ -1,4 +1,6 @@
+import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bodyIdleTimeout, cutStalledBodies } from '../../src/http/body-idle-timeout.js';
 import type { BlobStore } from '../../src/ports/blob-store.js';
 import { eventually } from '../helpers/e2e.js';
 import { type Faults, withFaults } from '../helpers/faults.js';
@@ -7,9 +9,9 @@ import { scaleoutRequested } from '../helpers/scaleout.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
- * An upload whose body stops arriving is cut off after CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS (1 s
- * here): its connection is closed and nothing it sent is kept. A slow upload that keeps sending is
- * not, and neither is the connection once the body has all arrived.
+ * A request whose body stops arriving is cut off after CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS (1 s
+ * here): its connection is closed, and nothing an upload sent is kept. A slow upload that keeps
+ * sending is not, and neither is the connection once the body has all arrived.
  */
 
 const IDLE_S = 1;
@@ -42,9 +44,9 @@ async function connect(url: string): Promise<Conn> {
   return { ...conn, openedAt: Date.now() };
 }
 
-/** The head of a request announcing `length` body bytes. */
-const head = (method: string, path: string, headers: Record<string, string>, length: number) =>
-  `${method} ${path} HTTP/1.1\r\nHost: ${new URL(s.apiUrl).host}\r\n${Object.entries(headers)
+/** The head of a request announcing `length` body bytes (to the API unless `origin` says otherwise). */
+const head = (method: string, path: string, headers: Record<string, string>, length: number, origin = s.apiUrl) =>
+  `${method} ${path} HTTP/1.1\r\nHost: ${new URL(origin).host}\r\n${Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('')}Content-Length: ${length}\r\n\r\n`;
 
@@ -145,6 +147,59 @@ describe('an upload whose body stalls', () => {
       expect(done.json.size_bytes).toBe(bytes.length);
     },
   );
+});
+
+describe('any other request whose body stalls', () => {
+  it.each([
+    ['the dashboard’s login form (no key needed)', 'api', '/login', 'form', 'email=a%40example.com&pass'],
+    ['an unknown path on the API (answered 404 only after its body)', 'api', '/no/such/route', 'json', '{"a'],
+    ['an unknown path on the viewer', 'viewer', '/no/such/page', 'form', 'a=b'],
+    ['an unknown path on the content origin', 'content', '/no/such/link', 'json', '{"a'],
+    ['OAuth’s token endpoint', 'api', '/oauth/token', 'form', 'grant_type=authorization_code&co'],
+    ['a JSON call with a key (a new link)', 'api', '/v1/artifacts/art_x/links', 'json', '{"expires_in'],
+    ['the viewer’s page password form', 'viewer', '/a/pg_abcdefghijklmnop/unlock', 'form', 'password=hun'],
+    ['the viewer’s report form', 'viewer', '/a/pg_abcdefghijklmnop/report', 'form', 'reason=sp'],
+  ] as const)('%s: the connection is closed after the idle time, unanswered', async (_, where, path, body, part) => {
+    const origin = { api: s.apiUrl, viewer: s.viewerUrl, content: s.contentUrl }[where];
+    const headers =
+      body === 'json'
+        ? { ...auth(), 'Content-Type': 'application/json' }
+        : { 'Content-Type': 'application/x-www-form-urlencoded' };
+    const conn = await connect(origin);
+    conn.write(head('POST', path, headers, 1000, origin));
+    conn.write(part);
+    const after = await closedWithin(conn, 8000);
+    expect(after).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
+    expect(conn.received()).toBe('');
+  });
+});
+
+describe('which routes get the limit', () => {
+  it('every route that takes a body, none that does not; a route’s own preParsing hooks stay first', () => {
+    const cut = cutStalledBodies(bodyIdleTimeout(IDLE_S));
+    const own = () => {};
+    const routes = [
+      { method: 'GET' },
+      { method: 'HEAD' },
+      { method: ['GET', 'HEAD'] },
+      { method: 'OPTIONS' },
+      { method: 'POST' },
+      { method: 'put' },
+      { method: ['GET', 'POST'] },
+      { method: 'DELETE' },
+      { method: 'PATCH', preParsing: own },
+    ] as unknown as RouteOptions[];
+    for (const route of routes) cut(route);
+    const hooked = routes.map((r) => r.preParsing !== undefined);
+    expect(hooked).toEqual([false, false, false, false, true, true, true, true, true]);
+    const patch = routes[8]?.preParsing as unknown[];
+    expect(patch).toHaveLength(2);
+    expect(patch[0]).toBe(own);
+    // Switched off: no route gets it.
+    const none = { method: 'POST' } as unknown as RouteOptions;
+    cutStalledBodies(bodyIdleTimeout(0))(none);
+    expect(none.preParsing).toBeUndefined();
+  });
 });
 
 describe('an upload that keeps sending, and the connection after it', () => {
