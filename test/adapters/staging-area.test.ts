@@ -110,6 +110,16 @@ describe('StagingArea', () => {
     expect(existsSync(area.dir)).toBe(true);
   });
 
+  it('a staging file can be created at once after its folder was removed from outside', async () => {
+    const area = await openArea();
+    await rm(area.dir, { recursive: true });
+    const handle = await area.createFile(path.join(area.dir, 'upload'));
+    await handle.write('bytes');
+    await handle.close();
+    // A second file of that name is refused: staging files are never overwritten.
+    await expect(area.createFile(path.join(area.dir, 'upload'))).rejects.toThrow(/EEXIST/);
+  });
+
   it('remakes its folder if it is removed from outside, and close removes it with its contents', async () => {
     const area = await openArea({ heartbeatMs: 20 });
     await rm(area.dir, { recursive: true });

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { eventually, expectError, sha256, stagingFiles } from '../helpers/e2e.js';
-import { BIN, childEnv, slowUpload, spawnServe } from '../helpers/process.js';
+import { BIN, childEnv, spawnServe } from '../helpers/process.js';
+import { rawConnect } from '../helpers/raw-http.js';
 import { api } from '../helpers/server.js';
 
 /** `cairn admin` and `cairn serve` as subprocesses on a temporary data folder. */
@@ -275,30 +276,41 @@ describe('cairn admin beside a running server', () => {
     const created = await cairn(['admin', 'tenant', 'create', 'beside', '--plan', 'pro', '--json']);
     expect(created.code, created.stderr).toBe(0);
     const key = JSON.parse(created.stdout).api_key as string;
+    // Half of the file is sent, then the upload waits (well within the idle limit) while the admin
+    // commands run, however long a loaded machine makes them take.
     const content = randomBytes(1024 * 1024);
-    let streaming = false;
-    const upload = slowUpload(apiUrl, key, {
-      content,
-      filename: 'in-flight.bin',
-      chunkBytes: 32 * 1024,
-      delayMs: 25,
-      onStarted: () => {
-        streaming = true;
-      },
-    });
-    // Every admin command opens the blob folder; each used to empty its staging folder.
-    await eventually(async () => streaming && (await stagingFiles(dataDir)).length > 0, 10_000, 'a staged upload');
-    for (const args of [
-      ['tenant', 'list'],
-      ['sweep', '--json'],
-    ]) {
-      const r = await cairn(['admin', ...args]);
-      expect(r.code, r.stderr).toBe(0);
+    const boundary = 'besideBoundary';
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="in-flight.bin"\r\n` +
+        'Content-Type: application/octet-stream\r\n\r\n',
+    );
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const conn = await rawConnect(apiUrl);
+    try {
+      conn.write(
+        `POST /v1/artifacts HTTP/1.1\r\nHost: ${new URL(apiUrl).host}\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${boundary}\r\n` +
+          `Content-Length: ${head.length + content.length + tail.length}\r\n\r\n`,
+      );
+      conn.write(Buffer.concat([head, content.subarray(0, content.length / 2)]));
+      await eventually(async () => (await stagingFiles(dataDir)).length === 1, 10_000, 'a staged upload');
+      // Every admin command opens the blob folder; each used to empty its staging folder.
+      for (const args of [
+        ['tenant', 'list'],
+        ['sweep', '--json'],
+      ]) {
+        const r = await cairn(['admin', ...args]);
+        expect(r.code, r.stderr).toBe(0);
+      }
+      expect(await stagingFiles(dataDir)).toHaveLength(1);
+      conn.write(Buffer.concat([content.subarray(content.length / 2), tail]));
+      await eventually(() => /\r\n\r\n\{[\s\S]*\}$/.test(conn.received()), 10_000, 'the answer');
+      expect(conn.received()).toMatch(/^HTTP\/1\.1 201 /);
+      const record = JSON.parse(conn.received().slice(conn.received().indexOf('\r\n\r\n') + 4));
+      expect(record.content_hash).toBe(sha256(content));
+    } finally {
+      conn.destroy();
     }
-    expect(await stagingFiles(dataDir)).toHaveLength(1);
-    const outcome = await upload;
-    expect(outcome.status, outcome.body).toBe(201);
-    expect(JSON.parse(outcome.body ?? '{}').content_hash).toBe(sha256(content));
   }, 60_000);
 });
 

@@ -96,7 +96,7 @@ export class FsBlobStore implements BlobStore {
           into.bytes = Buffer.concat(first.chunks);
           return;
         }
-        into.handle = await open(file, 'wx');
+        into.handle = await this.staging.createFile(file);
         await pipeline(
           Readable.from(rest(first.chunks, it), { objectMode: false }),
           new DurableFileSink(into.handle, SYNC_EVERY, WRITE_BUFFER, this.writeBuffers),

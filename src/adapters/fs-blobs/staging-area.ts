@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { lstat, mkdir, readdir, rm, utimes } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readdir, rm, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 
@@ -47,6 +47,20 @@ export class StagingArea {
     await mkdir(this.dir, { recursive: true });
     this.heartbeat ??= setInterval(() => void this.mark(), this.heartbeatMs).unref();
     await this.sweep();
+  }
+
+  /**
+   * Creates the new staging file `file` (a path in this process's folder), remaking the folder
+   * first if something removed it from outside (an operator's `rm -r`).
+   */
+  async createFile(file: string): Promise<FileHandle> {
+    try {
+      return await open(file, 'wx');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await mkdir(this.dir, { recursive: true });
+      return open(file, 'wx');
+    }
   }
 
   /** Removes the entries of stopped processes (see the class comment); returns how many. */
