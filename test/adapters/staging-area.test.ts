@@ -110,6 +110,13 @@ describe('StagingArea', () => {
     expect(existsSync(area.dir)).toBe(true);
   });
 
+  it('a sweep after the whole staging folder was removed from outside finds nothing, and the mark remakes it', async () => {
+    const area = await openArea({ heartbeatMs: 20 });
+    await rm(root, { recursive: true });
+    expect(await area.sweep()).toBe(0);
+    await eventually(() => existsSync(area.dir), 5000, 'the folder to be remade');
+  });
+
   it('a staging file can be created at once after its folder was removed from outside', async () => {
     const area = await openArea();
     await rm(area.dir, { recursive: true });

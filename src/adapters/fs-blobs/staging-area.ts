@@ -65,8 +65,16 @@ export class StagingArea {
 
   /** Removes the entries of stopped processes (see the class comment); returns how many. */
   async sweep(): Promise<number> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(this.root, { withFileTypes: true });
+    } catch (err) {
+      // The whole staging folder removed from outside: nothing left to sweep (see mark).
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
     let removed = 0;
-    for (const entry of await readdir(this.root, { withFileTypes: true })) {
+    for (const entry of entries) {
       const full = path.join(this.root, entry.name);
       if (full === this.dir || !(await this.isDead(entry, full))) continue;
       await rm(full, { recursive: true, force: true });
