@@ -108,6 +108,27 @@ describe('FsBlobStore specifics', () => {
   });
 });
 
+describe('FsBlobStore, a client that disconnects while its staging file is being created', () => {
+  it('leaves no file behind, at whichever moment of the creation the disconnect lands', async () => {
+    const { root, cleanup } = await tempRoot();
+    const store = new FsBlobStore({ root });
+    await store.init();
+    // The disconnect comes 0, 1, 2… turns of the event loop after the bytes that make the upload
+    // spill to a file: one of those turns lands while the file is being opened.
+    for (let turns = 0; turns < 12; turns++) {
+      const source = new Readable({ read() {} });
+      const staging = store.stage(source, 10_000_000);
+      source.push(Buffer.alloc(SMALL_BLOB_BYTES + 4096));
+      for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
+      source.destroy(new Error('aborted'));
+      await expect(staging).rejects.toThrow();
+      expect(await filesUnder(path.join(root, '.staging')), `after ${turns} turns`).toEqual([]);
+    }
+    await store.close();
+    await cleanup();
+  });
+});
+
 describe('FsBlobStore small blobs', () => {
   let root: string;
   let cleanup: () => Promise<void>;

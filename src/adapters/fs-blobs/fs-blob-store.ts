@@ -88,30 +88,40 @@ export class FsBlobStore implements BlobStore {
     const counter = new HashCounter(maxBytes);
     // Set inside the pipeline: the bytes of a small upload, or the staging file of a larger one.
     const into: { bytes?: Buffer; handle?: FileHandle } = {};
+    const spill = async (chunks: AsyncIterable<Buffer>) => {
+      const it = chunks[Symbol.asyncIterator]();
+      const first = await readUpTo(it, SMALL_BLOB_BYTES);
+      if (first.ended) {
+        into.bytes = Buffer.concat(first.chunks);
+        return;
+      }
+      into.handle = await this.staging.createFile(file);
+      await pipeline(
+        Readable.from(rest(first.chunks, it), { objectMode: false }),
+        new DurableFileSink(into.handle, SYNC_EVERY, WRITE_BUFFER, this.writeBuffers),
+      );
+    };
+    let spilling: Promise<void> | undefined;
     try {
-      await pipeline(source, counter, async (chunks: AsyncIterable<Buffer>) => {
-        const it = chunks[Symbol.asyncIterator]();
-        const first = await readUpTo(it, SMALL_BLOB_BYTES);
-        if (first.ended) {
-          into.bytes = Buffer.concat(first.chunks);
-          return;
-        }
-        into.handle = await this.staging.createFile(file);
-        await pipeline(
-          Readable.from(rest(first.chunks, it), { objectMode: false }),
-          new DurableFileSink(into.handle, SYNC_EVERY, WRITE_BUFFER, this.writeBuffers),
-        );
+      await pipeline(source, counter, (chunks: AsyncIterable<Buffer>) => {
+        spilling = spill(chunks);
+        return spilling;
       });
       const staged = { stagingId, sizeBytes: counter.bytes, sha256: await counter.digest() };
       if (into.bytes) this.held.set(stagingId, into.bytes);
       await into.handle?.close();
       return staged;
     } catch (err) {
+      source.destroy();
+      // pipeline rejects as soon as the source fails (a client disconnect), without waiting for
+      // `spill`: the staging file may still be being created. Once `spill` has settled, whatever
+      // it created is known and goes; before, a file created in that window was left behind, and
+      // its descriptor with it.
+      await spilling?.catch(() => {});
       if (into.handle) {
         await into.handle.close().catch(() => {});
         await rm(file, { force: true });
       }
-      source.destroy();
       throw err;
     }
   }
