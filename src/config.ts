@@ -97,8 +97,9 @@ const ConfigSchema = z.object({
   abuseWebhookUrl: z.string().url().optional(),
   sweepIntervalSeconds: z.coerce.number().int().min(0).default(60),
   /**
-   * An upload whose body stops arriving for this long is cut off (its connection closed, nothing
-   * kept), so a stalled client cannot hold its staging file and buffers for ever; 0 turns it off.
+   * A request whose body stops arriving for this long is cut off (its connection closed, nothing
+   * kept), so a stalled client cannot hold a connection, or an upload's staging file and buffers,
+   * for ever; 0 turns it off. Named for uploads, where it began; it covers every body.
    */
   uploadIdleTimeoutSeconds: z.coerce.number().int().min(0).default(60),
   /**

@@ -42,13 +42,10 @@ export async function startServer(
   const appOpts = {
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
-    uploadIdleTimeoutSeconds: config.uploadIdleTimeoutSeconds,
+    bodyIdleTimeoutSeconds: config.uploadIdleTimeoutSeconds,
   };
   const accounts = createAccounts(core, runtime.adapters.accounts);
-  const api = await buildApiApp(core, {
-    ...appOpts,
-    plugins: [hostedPlugin(accounts, config)],
-  });
+  const api = await buildApiApp(core, { ...appOpts, plugins: [hostedPlugin(accounts, config)] });
   const viewer = await buildViewerApp(core, appOpts);
   const content = await buildContentApp(core, appOpts);
   const apps = [api, viewer, content];

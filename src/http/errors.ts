@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { CairnError, type ErrorCode, isCairnError, toEnvelope } from '../core/errors.js';
 import type { RateDecision } from '../ports/rate-limiter.js';
 import { bodyIdleTimeout, cutStalledBodies } from './body-idle-timeout.js';
+import type { ListenerOptions } from './fastify-options.js';
 import { installShutdownGate } from './protocol-errors.js';
 import { setRateHeaders } from './rate-headers.js';
 
@@ -67,8 +68,7 @@ export interface ErrorHandlingOptions {
    * nothing-revealing 404).
    */
   notFound?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
-  /** CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS: how long any request's body may pause (see cutStalledBodies). */
-  bodyIdleTimeoutSeconds?: number;
+  bodyIdleTimeoutSeconds?: ListenerOptions['bodyIdleTimeoutSeconds'];
 }
 
 /**

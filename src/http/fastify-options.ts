@@ -1,6 +1,13 @@
-import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
+import {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
 import type { TrustProxy } from '../config.js';
 import { CairnError, toEnvelope } from '../core/errors.js';
+import type { Core } from '../core/index.js';
 import { clientErrorHandler } from './protocol-errors.js';
 
 /**
@@ -15,6 +22,19 @@ export function fastifyTrustProxy(trust: TrustProxy): FastifyServerOptions['trus
 
 /** Answers a request the router refused before any route ran, or returns false to leave it to the default 400. */
 export type RouterErrorAnswer = (request: FastifyRequest, reply: FastifyReply) => boolean;
+
+/** What each of the three listeners is built with (buildApiApp, buildViewerApp, buildContentApp). */
+export interface ListenerOptions {
+  logLevel: string;
+  trustProxy?: TrustProxy;
+  /**
+   * Seconds a request's body may pause before its connection is closed (0: never; the setting
+   * CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS; see bodyIdleTimeout).
+   */
+  bodyIdleTimeoutSeconds?: number;
+  /** Extra route groups added by later features (the API's hosted dashboard, OAuth and MCP). */
+  plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
+}
 
 /** Settings shared by the three listeners. */
 export function baseOptions(

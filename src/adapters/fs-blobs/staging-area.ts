@@ -76,7 +76,7 @@ export class StagingArea {
     let removed = 0;
     for (const entry of entries) {
       const full = path.join(this.root, entry.name);
-      if (full === this.dir || !(await this.isDead(entry, full))) continue;
+      if (full === this.dir || !(await this.isDead(entry.name, full))) continue;
       await rm(full, { recursive: true, force: true });
       removed++;
     }
@@ -100,7 +100,7 @@ export class StagingArea {
     }
   }
 
-  private async isDead(entry: Dirent, full: string): Promise<boolean> {
+  private async isDead(name: string, full: string): Promise<boolean> {
     let mtimeMs: number;
     try {
       mtimeMs = (await lstat(full)).mtimeMs;
@@ -108,7 +108,7 @@ export class StagingArea {
       return false; // Gone already: another process swept it.
     }
     if (Date.now() - mtimeMs > this.staleMs) return true;
-    const owner = OWNER.exec(entry.name);
+    const owner = OWNER.exec(name);
     return owner?.[2] === HOST_TAG && !isRunning(Number(owner[1]));
   }
 }

@@ -1,12 +1,11 @@
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { TrustProxy } from '../../config.js';
 import type { Core } from '../../core/index.js';
 import { LIMITS } from '../../core/plans.js';
 import { installAdmission } from '../auth.js';
 import { installErrorHandling } from '../errors.js';
-import { baseOptions } from '../fastify-options.js';
+import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
@@ -16,19 +15,10 @@ import { uploadRoutes } from './routes/upload.js';
 import { ArtifactRecord, ErrorEnvelope, SessionRecord } from './schemas.js';
 import { strictQuerystring } from './strict-query.js';
 
-export interface ApiAppOptions {
-  logLevel: string;
-  trustProxy?: TrustProxy;
-  /** Seconds a request's body may pause before its connection is closed (0: never; see bodyIdleTimeout). */
-  uploadIdleTimeoutSeconds?: number;
-  /** Extra route groups (pages, presigned uploads, MCP…) added by later features. */
-  plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
-}
-
 /** The API origin: `/health`, `/v1/*`, and the OpenAPI document generated from the route schemas. */
-export async function buildApiApp(core: Core, opts: ApiAppOptions): Promise<FastifyInstance> {
+export async function buildApiApp(core: Core, opts: ListenerOptions): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(opts.logLevel, opts.trustProxy, [answerUnroutableReport]));
-  installErrorHandling(app, { bodyIdleTimeoutSeconds: opts.uploadIdleTimeoutSeconds });
+  installErrorHandling(app, { bodyIdleTimeoutSeconds: opts.bodyIdleTimeoutSeconds });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

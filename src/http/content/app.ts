@@ -1,25 +1,16 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { TrustProxy } from '../../config.js';
 import type { Core } from '../../core/index.js';
 import { installErrorHandling } from '../errors.js';
-import { baseOptions } from '../fastify-options.js';
+import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { installPublicHeaders } from '../public-headers.js';
 import { contentPageRoutes, pageNotFound } from './pages.js';
 import { serveArtifactBytes } from './serve-bytes.js';
-
-export interface ContentAppOptions {
-  logLevel: string;
-  trustProxy?: TrustProxy;
-  /** Seconds a request's body may pause before its connection is closed (0: never; see bodyIdleTimeout). */
-  uploadIdleTimeoutSeconds?: number;
-  plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
-}
 
 /**
  * The content origin: the only listener that ever sends stored bytes. It has no API routes and
  * no cookies, so untrusted content served here can reach nothing of value.
  */
-export async function buildContentApp(core: Core, opts: ContentAppOptions): Promise<FastifyInstance> {
+export async function buildContentApp(core: Core, opts: ListenerOptions): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(opts.logLevel, opts.trustProxy));
   const gone = {
     error: { code: 'artifact_not_found', message: 'This link is invalid, expired or the file is gone.', status: 404 },
@@ -28,7 +19,7 @@ export async function buildContentApp(core: Core, opts: ContentAppOptions): Prom
   installErrorHandling(app, {
     notFound: (request, reply) =>
       request.url.startsWith('/c/') ? pageNotFound(reply, core.deps.origins.viewer) : reply.status(404).send(gone),
-    bodyIdleTimeoutSeconds: opts.uploadIdleTimeoutSeconds,
+    bodyIdleTimeoutSeconds: opts.bodyIdleTimeoutSeconds,
   });
   installPublicHeaders(app);
 

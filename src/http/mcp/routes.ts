@@ -107,7 +107,6 @@ export function hostedMcpRoutes(app: FastifyInstance, core: Core, accounts: Acco
     {
       bodyLimit: MCP_BODY_LIMIT,
       // Admitted below as the bearer's tenant, not by the API's per-IP window for key-less routes.
-      // Its JSON-RPC bodies carry uploads (base64, up to 10 MB decoded), so a stalled one is cut.
       config: { ownAdmission: true },
       onRequest: guard,
       schema: { hide: true },
