@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_MAX_UPLOADS_PER_TENANT } from './core/upload-slots.js';
 
 /**
  * The one validated configuration of a Cairn process. Built once at start from flags and the
@@ -103,6 +104,11 @@ const ConfigSchema = z.object({
    */
   uploadIdleTimeoutSeconds: z.coerce.number().int().min(0).default(60),
   /**
+   * Large uploads (bodies over 1 MiB) one tenant may have in flight on this instance; the next is
+   * refused with 429 until one finishes (see UploadSlots). 0 turns the limit off.
+   */
+  maxUploadsPerTenant: z.coerce.number().int().min(0).default(DEFAULT_MAX_UPLOADS_PER_TENANT),
+  /**
    * Browser origins (besides the API origin, and loopback origins on a loopback listener) whose
    * pages may call the hosted MCP endpoint, e.g. a web-based MCP client.
    */
@@ -165,6 +171,7 @@ export function loadConfig(flags: ConfigInput, env: Env): Config {
     abuseWebhookUrl: nonEmpty(env.CAIRN_ABUSE_WEBHOOK_URL),
     sweepIntervalSeconds: flags.sweepIntervalSeconds ?? nonEmpty(env.CAIRN_SWEEP_INTERVAL_SECONDS),
     uploadIdleTimeoutSeconds: nonEmpty(env.CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS),
+    maxUploadsPerTenant: nonEmpty(env.CAIRN_MAX_UPLOADS_PER_TENANT),
     upgradeUrl: nonEmpty(env.CAIRN_UPGRADE_URL),
     mcpAllowedOrigins: (nonEmpty(env.CAIRN_MCP_ALLOWED_ORIGINS) ?? '')
       .split(',')

@@ -129,6 +129,7 @@ export async function createRuntime(
     origins: originsOf(config),
     upgradeUrl: config.upgradeUrl,
     directDownloads: config.s3DirectDownloads,
+    maxUploadsPerTenant: config.maxUploadsPerTenant,
     log,
   });
   const close = async () => {

@@ -33,6 +33,8 @@ export interface CoreDeps {
   upgradeUrl: string;
   /** Use the blob store's own presigned GET (S3) for download URLs, when it has one. */
   directDownloads?: boolean;
+  /** Large uploads in flight per tenant in this process (see UploadSlots); 0 is no limit. */
+  maxUploadsPerTenant?: number;
   log: Logger;
 }
 

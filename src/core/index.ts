@@ -10,6 +10,7 @@ import { SharingService } from './sharing.js';
 import { Sweeper } from './sweeper.js';
 import { TenantService } from './tenants.js';
 import { UploadService } from './upload.js';
+import { DEFAULT_MAX_UPLOADS_PER_TENANT, UploadSlots } from './upload-slots.js';
 
 /** The core services, built once over the ports by the composition root. */
 export interface Core {
@@ -19,6 +20,8 @@ export interface Core {
   /** The monthly request counters, counted in memory and flushed in batches (serve starts its timer). */
   requests: RequestCounter;
   uploads: UploadService;
+  /** Large uploads in flight per tenant (taken by every route that receives one). */
+  uploadSlots: UploadSlots;
   presigned: PresignedUploadService;
   artifacts: ArtifactService;
   sharing: SharingService;
@@ -29,6 +32,7 @@ export interface Core {
 
 export function createCore(deps: CoreDeps): Core {
   const uploads = new UploadService(deps);
+  const uploadSlots = new UploadSlots(deps.maxUploadsPerTenant ?? DEFAULT_MAX_UPLOADS_PER_TENANT);
   const pages = new PageService(deps, new Argon2idHasher());
   const requests = new RequestCounter(deps.store, (err) =>
     deps.log.warn({ err: String(err) }, 'request counts not written yet; will retry'),
@@ -39,7 +43,8 @@ export function createCore(deps: CoreDeps): Core {
     access: new AccessService(deps, pages, requests),
     requests,
     uploads,
-    presigned: new PresignedUploadService(deps, uploads),
+    uploadSlots,
+    presigned: new PresignedUploadService(deps, uploads, uploadSlots),
     artifacts: new ArtifactService(deps),
     sharing: new SharingService(deps),
     sessions: new SessionService(deps),

@@ -8,6 +8,7 @@ import { type ArtifactRecord, artifactRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 import { buildArtifactRow, sealed, type UploadRequest, type UploadService } from './upload.js';
+import { type ReleaseSlot, UPLOAD_SLOT_AFTER_BYTES, type UploadSlots } from './upload-slots.js';
 import { optionalLabel } from './validation.js';
 
 const UPLOAD_PURPOSE = 'presigned-upload';
@@ -41,6 +42,7 @@ export class PresignedUploadService {
   constructor(
     private readonly deps: CoreDeps,
     private readonly uploads: UploadService,
+    private readonly uploadSlots: UploadSlots,
   ) {}
 
   async requestUrl(caller: Caller, req: UploadUrlRequest): Promise<UploadTicket> {
@@ -113,6 +115,28 @@ export class PresignedUploadService {
       throw new CairnError('upload_not_found', 'This upload URL is invalid, expired or already completed.');
     }
     const { artifact } = found;
+    // Before any byte is read: a tenant at its limit of large uploads is refused (UploadSlots).
+    let release: ReleaseSlot | null = null;
+    try {
+      if (artifact.sizeBytes > UPLOAD_SLOT_AFTER_BYTES) release = this.uploadSlots.take(artifact.tenantId);
+    } catch (err) {
+      source.resume();
+      throw err;
+    }
+    let stored: { sha256: string; sizeBytes: number };
+    try {
+      stored = await this.storeBytes(artifact, source);
+    } finally {
+      release?.();
+    }
+    if (!(await store.setPendingContent(artifact.tenantId, id, stored.sha256, stored.sizeBytes))) {
+      throw new CairnError('upload_not_found', 'This upload was completed or removed meanwhile.');
+    }
+    return { artifact_id: id, size_bytes: stored.sizeBytes };
+  }
+
+  /** Stages the PUT's bytes, checks their size against the declared one, and commits the blob. */
+  private async storeBytes(artifact: ArtifactRow, source: Readable): Promise<{ sha256: string; sizeBytes: number }> {
     const staged = await this.uploads.stage(source, artifact.sizeBytes);
     try {
       if (staged.sizeBytes !== artifact.sizeBytes) {
@@ -123,10 +147,7 @@ export class PresignedUploadService {
     } finally {
       await this.deps.blobs.discard(staged);
     }
-    if (!(await store.setPendingContent(artifact.tenantId, id, staged.sha256, staged.sizeBytes))) {
-      throw new CairnError('upload_not_found', 'This upload was completed or removed meanwhile.');
-    }
-    return { artifact_id: id, size_bytes: staged.sizeBytes };
+    return staged;
   }
 
   /**

@@ -3,6 +3,7 @@ import type { QuotaMode } from '../core/access.js';
 import type { Core } from '../core/index.js';
 import type { Caller } from '../core/tenants.js';
 import { setRateHeaders } from './rate-headers.js';
+import { holdUploadSlot } from './upload-slots.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,7 +31,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 /**
  * Admission runs at `onRequest` for every request of the API listener, before any body is read,
  * so an unauthorised, suspended, rate-limited or over-quota upload is refused without accepting
- * its bytes. Every request takes one rate decision, whose X-RateLimit-* headers go on the response
+ * its bytes, as is a large one past its tenant's uploads in flight (holdUploadSlot). Every request takes one rate decision, whose X-RateLimit-* headers go on the response
  * whatever it turns out to be: the tenant's for authenticated calls and for public page calls
  * whose slug resolves, the client IP's for everything else (no or a bad key, /health, unknown
  * routes). Refusals after the decision carry it (`err.decision`) to the error handler.
@@ -67,6 +68,7 @@ function admitNow(core: Core, request: FastifyRequest, reply: FastifyReply, quot
   if (!decision) return false;
   setRateHeaders(reply, decision);
   request.caller = caller;
+  holdUploadSlot(core, request, reply, caller.tenant.id);
   return true;
 }
 
@@ -81,6 +83,7 @@ async function admit(
     const caller = await authenticate(core, request, reply);
     setRateHeaders(reply, await core.access.admit(caller, { quota }));
     request.caller = caller;
+    holdUploadSlot(core, request, reply, caller.tenant.id);
     return;
   }
   const slug = config.publicPage ? (request.params as { slug?: string }).slug : undefined;

@@ -55,3 +55,18 @@ describe('CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS', () => {
     for (const bad of ['-1', '1.5', 'soon']) expect(() => load(bad)).toThrow(/uploadIdleTimeoutSeconds/);
   });
 });
+
+describe('CAIRN_MAX_UPLOADS_PER_TENANT', () => {
+  const load = (value?: string) =>
+    loadConfig(
+      { dataDir: '/tmp/cairn-config-test' },
+      value === undefined ? {} : { CAIRN_MAX_UPLOADS_PER_TENANT: value },
+    );
+
+  it('defaults to 16, takes a whole number, 0 turns it off, and refuses anything else', () => {
+    expect(load().maxUploadsPerTenant).toBe(16);
+    expect(load('3').maxUploadsPerTenant).toBe(3);
+    expect(load('0').maxUploadsPerTenant).toBe(0);
+    for (const bad of ['-1', '2.5', 'many']) expect(() => load(bad)).toThrow(/maxUploadsPerTenant/);
+  });
+});

@@ -11,6 +11,7 @@ import { CoreCairnApi } from '../../mcp/hosted/core-api.js';
 import { createHostedServer, type HostedServerOptions } from '../../mcp/hosted/server.js';
 import { bearerToken, chargeClientIp } from '../auth.js';
 import { eachRateHeader } from '../rate-headers.js';
+import { holdUploadSlot } from '../upload-slots.js';
 import { type OriginPolicy, refuseHostOrOrigin } from './origin-guard.js';
 
 /** Base64 of a 10 MB store_artifact plus the JSON-RPC around it. */
@@ -85,6 +86,8 @@ export function hostedMcpRoutes(app: FastifyInstance, core: Core, accounts: Acco
       }
       throw err;
     }
+    // A large tool call (an upload's base64 content) takes one of the tenant's upload slots.
+    holdUploadSlot(core, request, reply, request.mcpConnection.caller.tenant.id);
   };
 
   const oauthConnection = async (bearer: string): Promise<Connection> => {

@@ -104,6 +104,8 @@ export function presignedRoutes(app: FastifyInstance, core: Core): void {
             200: Type.Object({ artifact_id: Type.String(), size_bytes: Type.Integer() }),
             409: Type.Ref(ErrorEnvelope),
             413: Type.Ref(ErrorEnvelope),
+            // The tenant's large uploads in flight are all taken (UploadSlots).
+            429: Type.Ref(ErrorEnvelope),
           },
         },
       },
