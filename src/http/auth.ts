@@ -31,8 +31,9 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 /**
  * Admission runs at `onRequest` for every request of the API listener, before any body is read,
  * so an unauthorised, suspended, rate-limited or over-quota upload is refused without accepting
- * its bytes, as is a large one past its tenant's uploads in flight (holdUploadSlot). Every request takes one rate decision, whose X-RateLimit-* headers go on the response
- * whatever it turns out to be: the tenant's for authenticated calls and for public page calls
+ * its bytes, as is a large one past its tenant's uploads in flight (holdUploadSlot). Every
+ * request takes one rate decision, whose X-RateLimit-* headers go on the response whatever it
+ * turns out to be: the tenant's for authenticated calls and for public page calls
  * whose slug resolves, the client IP's for everything else (no or a bad key, /health, unknown
  * routes). Refusals after the decision carry it (`err.decision`) to the error handler.
  *
