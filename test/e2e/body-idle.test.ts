@@ -4,7 +4,7 @@ import { bodyIdleTimeout, cutStalledBodies } from '../../src/http/body-idle-time
 import type { BlobStore } from '../../src/ports/blob-store.js';
 import { eventually } from '../helpers/e2e.js';
 import { type Faults, withFaults } from '../helpers/faults.js';
-import { type RawConnection, rawConnect } from '../helpers/raw-http.js';
+import { type RawConnection, rawConnect, requestHead } from '../helpers/raw-http.js';
 import { scaleoutRequested } from '../helpers/scaleout.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -46,9 +46,7 @@ async function connect(url: string): Promise<Conn> {
 
 /** The head of a request announcing `length` body bytes (to the API unless `origin` says otherwise). */
 const head = (method: string, path: string, headers: Record<string, string>, length: number, origin = s.apiUrl) =>
-  `${method} ${path} HTTP/1.1\r\nHost: ${new URL(origin).host}\r\n${Object.entries(headers)
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join('')}Content-Length: ${length}\r\n\r\n`;
+  requestHead(origin, method, path, headers, length);
 
 const BOUNDARY = 'idleBoundary';
 const multipartHead =

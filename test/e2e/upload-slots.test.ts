@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectError, put, uploadMultipart } from '../helpers/e2e.js';
-import { parseResponses, type RawConnection, type RawResponse, rawConnect } from '../helpers/raw-http.js';
+import { parseResponses, type RawConnection, type RawResponse, rawConnect, requestHead } from '../helpers/raw-http.js';
 import { scaleoutRequested } from '../helpers/scaleout.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -30,12 +30,7 @@ afterAll(async () => {
 });
 
 const inUse = () => s.core.uploadSlots.inUse(mainId);
-const auth = (key = s.apiKey) => ({ Authorization: `Bearer ${key}` });
-
-const head = (origin: string, method: string, path: string, headers: Record<string, string>, length: number) =>
-  `${method} ${path} HTTP/1.1\r\nHost: ${new URL(origin).host}\r\n${Object.entries(headers)
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join('')}Content-Length: ${length}\r\n\r\n`;
+const auth = () => ({ Authorization: `Bearer ${s.apiKey}` });
 
 const BOUNDARY = 'slotBoundary';
 const partHead = (filename: string) =>
@@ -45,17 +40,17 @@ const partHead = (filename: string) =>
 const partTail = `\r\n--${BOUNDARY}--\r\n`;
 
 /** A multipart upload of `fileBytes` whose head and first 64 KiB are sent; `finish` sends the rest. */
-async function heldMultipart(filename: string, fileBytes = 3 * MIB, key = s.apiKey) {
+async function heldMultipart(filename: string, fileBytes = 3 * MIB) {
   const conn = await rawConnect(s.apiUrl);
   opened.push(conn);
   const first = partHead(filename);
   const length = Buffer.byteLength(first) + fileBytes + Buffer.byteLength(partTail);
   conn.write(
-    head(
+    requestHead(
       s.apiUrl,
       'POST',
       '/v1/artifacts',
-      { ...auth(key), 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+      { ...auth(), 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
       length,
     ),
   );
@@ -92,7 +87,7 @@ async function responseOf(conn: RawConnection, ms = 10_000): Promise<RawResponse
 async function headOnly(origin: string, method: string, path: string, headers: Record<string, string>, length: number) {
   const conn = await rawConnect(origin);
   opened.push(conn);
-  conn.write(head(origin, method, path, headers, length));
+  conn.write(requestHead(origin, method, path, headers, length));
   return responseOf(conn);
 }
 
@@ -199,7 +194,7 @@ describe('large uploads in flight per tenant', () => {
       tickets.push({ id: t.json.artifact_id as string, url: new URL(t.json.upload_url as string) });
     }
     const putHead = (url: URL) =>
-      head(url.origin, 'PUT', url.pathname + url.search, { 'Content-Type': 'application/octet-stream' }, size);
+      requestHead(url.origin, 'PUT', url.pathname + url.search, { 'Content-Type': 'application/octet-stream' }, size);
     const held: RawConnection[] = [];
     for (const t of tickets.slice(0, MAX)) {
       const conn = await rawConnect(t.url.origin);

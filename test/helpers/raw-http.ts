@@ -18,6 +18,18 @@ export interface RawConnection {
   destroy(): void;
 }
 
+/** The head of a request to `origin` announcing `length` body bytes, as a raw string. */
+export function requestHead(
+  origin: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  length: number,
+): string {
+  const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
+  return `${method} ${path} HTTP/1.1\r\nHost: ${new URL(origin).host}\r\n${lines.join('')}Content-Length: ${length}\r\n\r\n`;
+}
+
 /** Opens a TCP connection to the host and port of `url`. */
 export async function rawConnect(url: string): Promise<RawConnection> {
   const { hostname, port } = new URL(url);
