@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { StagedBlob } from '../ports/blob-store.js';
 import type { ArtifactRow } from '../ports/metadata-store.js';
 import { blobKey, type CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
@@ -123,7 +124,7 @@ export class PresignedUploadService {
       source.resume();
       throw err;
     }
-    let stored: { sha256: string; sizeBytes: number };
+    let stored: StagedBlob;
     try {
       stored = await this.storeBytes(artifact, source);
     } finally {
@@ -136,7 +137,7 @@ export class PresignedUploadService {
   }
 
   /** Stages the PUT's bytes, checks their size against the declared one, and commits the blob. */
-  private async storeBytes(artifact: ArtifactRow, source: Readable): Promise<{ sha256: string; sizeBytes: number }> {
+  private async storeBytes(artifact: ArtifactRow, source: Readable): Promise<StagedBlob> {
     const staged = await this.uploads.stage(source, artifact.sizeBytes);
     try {
       if (staged.sizeBytes !== artifact.sizeBytes) {

@@ -41,32 +41,32 @@ describe('CAIRN_TRUST_PROXY', () => {
   });
 });
 
-describe('CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS', () => {
+/** Whole-number settings where 0 turns the feature off. */
+const wholeNumberSettings = [
+  {
+    env: 'CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS',
+    key: 'uploadIdleTimeoutSeconds',
+    byDefault: 60,
+    some: '5',
+    bad: ['-1', '1.5', 'soon'],
+  },
+  {
+    env: 'CAIRN_MAX_UPLOADS_PER_TENANT',
+    key: 'maxUploadsPerTenant',
+    byDefault: 16,
+    some: '3',
+    bad: ['-1', '2.5', 'many'],
+  },
+] as const;
+
+describe.each(wholeNumberSettings)('$env', ({ env, key, byDefault, some, bad }) => {
   const load = (value?: string) =>
-    loadConfig(
-      { dataDir: '/tmp/cairn-config-test' },
-      value === undefined ? {} : { CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS: value },
-    );
+    loadConfig({ dataDir: '/tmp/cairn-config-test' }, value === undefined ? {} : { [env]: value })[key];
 
-  it('defaults to 60 s, takes whole seconds, 0 turns it off, and refuses anything else', () => {
-    expect(load().uploadIdleTimeoutSeconds).toBe(60);
-    expect(load('5').uploadIdleTimeoutSeconds).toBe(5);
-    expect(load('0').uploadIdleTimeoutSeconds).toBe(0);
-    for (const bad of ['-1', '1.5', 'soon']) expect(() => load(bad)).toThrow(/uploadIdleTimeoutSeconds/);
-  });
-});
-
-describe('CAIRN_MAX_UPLOADS_PER_TENANT', () => {
-  const load = (value?: string) =>
-    loadConfig(
-      { dataDir: '/tmp/cairn-config-test' },
-      value === undefined ? {} : { CAIRN_MAX_UPLOADS_PER_TENANT: value },
-    );
-
-  it('defaults to 16, takes a whole number, 0 turns it off, and refuses anything else', () => {
-    expect(load().maxUploadsPerTenant).toBe(16);
-    expect(load('3').maxUploadsPerTenant).toBe(3);
-    expect(load('0').maxUploadsPerTenant).toBe(0);
-    for (const bad of ['-1', '2.5', 'many']) expect(() => load(bad)).toThrow(/maxUploadsPerTenant/);
+  it(`defaults to ${byDefault}, takes a whole number, 0 turns it off, and refuses anything else`, () => {
+    expect(load()).toBe(byDefault);
+    expect(load(some)).toBe(Number(some));
+    expect(load('0')).toBe(0);
+    for (const value of bad) expect(() => load(value)).toThrow(new RegExp(key));
   });
 });
