@@ -166,6 +166,19 @@ describe('large uploads in flight per tenant', () => {
     await eventually(() => inUse() === 0, 5000, 'the slots to be free');
   });
 
+  it('counts a body of unknown length (chunked) as large', async () => {
+    const held = [await heldMultipart('c1.bin'), await heldMultipart('c2.bin')];
+    await eventually(() => inUse() === MAX, 5000, 'both uploads to hold a slot');
+    const conn = await rawConnect(s.apiUrl);
+    opened.push(conn);
+    conn.write(
+      `POST /v1/artifacts HTTP/1.1\r\nHost: ${new URL(s.apiUrl).host}\r\nAuthorization: Bearer ${s.apiKey}\r\n` +
+        `Content-Type: multipart/form-data; boundary=${BOUNDARY}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
+    expectSlotRefusal(await responseOf(conn));
+    for (const h of held) h.conn.destroy();
+  });
+
   it('counts the hosted MCP endpoint: a large tool call past the limit is refused', async () => {
     const held = [await heldMultipart('m1.bin'), await heldMultipart('m2.bin')];
     await eventually(() => inUse() === MAX, 5000, 'both uploads to hold a slot');
