@@ -1,7 +1,14 @@
 #!/usr/bin/env node
 // The `cairn` command: serve, admin, and the client commands. Built into dist/ by `npm install`.
-import { main } from '../dist/cli/main.js';
+// The version check runs before anything is loaded: on an older Node the native SQLite module
+// would fail later, far from the cause.
+const [major] = process.versions.node.split('.').map(Number);
+if (major < 22) {
+  console.error(`cairn needs Node.js 22 or newer (24 recommended); this is Node ${process.versions.node}.`);
+  process.exit(1);
+}
 
+const { main } = await import('../dist/cli/main.js');
 main(process.argv).then(
   (code) => {
     process.exitCode = code;

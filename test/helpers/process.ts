@@ -33,8 +33,9 @@ export async function spawnServe(
   dataDir: string,
   extraEnv: Record<string, string> = {},
   timeoutMs = 20_000,
+  nodeArgs: string[] = [],
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
     env: childEnv({
       CAIRN_DATA_DIR: dataDir,
       CAIRN_API_PORT: '0',

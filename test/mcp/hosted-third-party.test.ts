@@ -1,18 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFORMANCE_CLI, INSPECTOR_CLI, INSTALL_COMMAND, runNode22, skipNode22 } from '../helpers/node22.js';
+import { CONFORMANCE_CLI, INSPECTOR_CLI, runNodeScript } from '../helpers/third-party-mcp.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
-/** Real third-party clients (Node 22) against the hosted endpoint: the MCP Inspector CLI and the official conformance suite. */
+/** Real third-party clients against the hosted endpoint: the MCP Inspector CLI and the official conformance suite. */
 
-/** Each case starts one or two Node 22 processes; on a busy two-core machine that takes a while. */
+/** Each case starts one or two Node processes; on a busy two-core machine that takes a while. */
 const SLOW = { timeout: 120_000 };
 
 let srv: TestServer;
 
 beforeAll(async () => {
-  if (skipNode22) return;
   srv = await startTestServer();
 });
 afterAll(async () => {
@@ -46,10 +45,10 @@ async function startKeyProxy(target: string, key: string) {
   };
 }
 
-describe.skipIf(skipNode22)(`MCP Inspector CLI over HTTP (install: ${INSTALL_COMMAND})`, () => {
+describe('MCP Inspector CLI over HTTP', () => {
   /** `mcp-inspector --cli <url> --transport http --header …`, with the tenant's key unless told otherwise. */
   const inspector = (args: string[], header = `Authorization: Bearer ${srv.apiKey}`) =>
-    runNode22([INSPECTOR_CLI, '--cli', `${srv.apiUrl}/mcp`, '--transport', 'http', '--header', header, ...args]);
+    runNodeScript([INSPECTOR_CLI, '--cli', `${srv.apiUrl}/mcp`, '--transport', 'http', '--header', header, ...args]);
 
   it('lists the tools with a bearer header', SLOW, async () => {
     const r = await inspector(['--method', 'tools/list']);
@@ -84,10 +83,9 @@ describe.skipIf(skipNode22)(`MCP Inspector CLI over HTTP (install: ${INSTALL_COM
   });
 });
 
-describe.skipIf(skipNode22)(`official MCP conformance suite, server scenarios (install: ${INSTALL_COMMAND})`, () => {
+describe('official MCP conformance suite, server scenarios', () => {
   let proxy: Awaited<ReturnType<typeof startKeyProxy>>;
   beforeAll(async () => {
-    if (skipNode22) return;
     proxy = await startKeyProxy(srv.apiUrl, srv.apiKey);
   });
   afterAll(async () => {
@@ -96,7 +94,7 @@ describe.skipIf(skipNode22)(`official MCP conformance suite, server scenarios (i
 
   for (const scenario of ['server-initialize', 'ping', 'tools-list', 'resources-list', 'dns-rebinding-protection']) {
     it(scenario, SLOW, async () => {
-      const r = await runNode22([CONFORMANCE_CLI, 'server', '--url', `${proxy.url}/mcp`, '--scenario', scenario]);
+      const r = await runNodeScript([CONFORMANCE_CLI, 'server', '--url', `${proxy.url}/mcp`, '--scenario', scenario]);
       expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
       expect(r.stdout + r.stderr).not.toMatch(/FAILURE/);
     });

@@ -76,7 +76,7 @@ describe('MCP Inspector CLI', { timeout: 120_000 }, () => {
     const call = (...toolArgs: string[]) =>
       inspect([], ['--method', 'tools/call', '--tool-name', 'store_artifact', '--tool-arg', ...toolArgs]);
     const fromContent = result(await call('filename=hello.txt', 'content=aGVsbG8=', 'session_id=inspector'));
-    expect(fromContent).toMatchObject({ filename: 'hello.txt', size_bytes: 5, agent_id: 'inspector-cli' });
+    expect(fromContent).toMatchObject({ filename: 'hello.txt', size_bytes: 5, agent_id: 'inspector' });
     const fromPath = result(await call('filename=report.md', 'path=report.md', 'session_id=inspector'));
     expect(fromPath).toMatchObject({ content_type: 'text/markdown', size_bytes: 12 });
     const listed = await api(srv.apiUrl, srv.apiKey, 'GET', '/v1/artifacts?session_id=inspector');
