@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFORMANCE_CLI, INSPECTOR_CLI, runNodeScript } from '../helpers/third-party-mcp.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { CONFORMANCE_CLI, INSPECTOR_CLI, runNodeScript } from '../helpers/third-party-mcp.js';
 
 /** Real third-party clients against the hosted endpoint: the MCP Inspector CLI and the official conformance suite. */
 
