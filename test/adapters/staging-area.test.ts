@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { StagingArea } from '../../src/adapters/fs-blobs/staging-area.js';
 import { eventually } from '../helpers/e2e.js';
 import { exitedPid } from '../helpers/staging.js';
@@ -18,6 +18,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   for (const area of opened.splice(0)) await area.close();
+  vi.useRealTimers();
   await rm(path.dirname(root), { recursive: true, force: true });
 });
 
@@ -110,10 +111,21 @@ describe('StagingArea', () => {
     expect(existsSync(area.dir)).toBe(true);
   });
 
+  /**
+   * The heartbeat fires only when a test advances the faked interval: a real one could remake the
+   * folder in the middle of the test's own `rm -r`, which then fails with ENOTEMPTY.
+   */
+  async function openAreaWithManualHeartbeat(): Promise<{ area: StagingArea; beat: () => void }> {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const area = await openArea({ heartbeatMs: 1000 });
+    return { area, beat: () => vi.advanceTimersToNextTimer() };
+  }
+
   it('a sweep after the whole staging folder was removed from outside finds nothing, and the mark remakes it', async () => {
-    const area = await openArea({ heartbeatMs: 20 });
+    const { area, beat } = await openAreaWithManualHeartbeat();
     await rm(root, { recursive: true });
     expect(await area.sweep()).toBe(0);
+    beat();
     await eventually(() => existsSync(area.dir), 5000, 'the folder to be remade');
   });
 
@@ -128,8 +140,9 @@ describe('StagingArea', () => {
   });
 
   it('remakes its folder if it is removed from outside, and close removes it with its contents', async () => {
-    const area = await openArea({ heartbeatMs: 20 });
+    const { area, beat } = await openAreaWithManualHeartbeat();
     await rm(area.dir, { recursive: true });
+    beat();
     await eventually(() => existsSync(area.dir), 5000, 'the folder to be remade');
     await writeFile(path.join(area.dir, 'left-by-an-aborted-upload'), 'partial');
     await area.close();
