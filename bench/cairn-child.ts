@@ -1,11 +1,24 @@
-import { loadConfig } from '../config.js';
-import type { PlanName } from '../core/plans.js';
-import type { RateDecision, RateLimiter, RateRule } from '../ports/rate-limiter.js';
-import { createAdapters } from '../runtime.js';
-import { startServer } from '../server.js';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as ConfigModule from '../src/config.js';
+import type { PlanName } from '../src/core/plans.js';
+import type { RateDecision, RateLimiter, RateRule } from '../src/ports/rate-limiter.js';
+import type * as RuntimeModule from '../src/runtime.js';
+import type * as ServerModule from '../src/server.js';
 import { serveIpc } from './ipc.js';
 import { withoutStoring } from './no-store.js';
 import { RssSampler } from './rss.js';
+
+/**
+ * The Cairn under test is the product as `npm run build` left it in `<build>/dist`: this checkout's
+ * by default, or another checkout's (CAIRN_BENCH_BUILD), so that two builds can be measured
+ * against each other in one run (`npm run bench -- --ab <dir>`).
+ */
+const BUILD = process.env.CAIRN_BENCH_BUILD ?? path.resolve(import.meta.dirname, '../../..');
+const product = <T>(module: string): Promise<T> => import(pathToFileURL(path.join(BUILD, 'dist', module)).href);
+const { loadConfig } = await product<typeof ConfigModule>('config.js');
+const { createAdapters } = await product<typeof RuntimeModule>('runtime.js');
+const { startServer } = await product<typeof ServerModule>('server.js');
 
 /**
  * Cairn under test, in its own process: the real `startServer` over the configured stores

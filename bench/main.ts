@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { abRun, abSettings } from './ab.js';
 import { type Durations, getLoad } from './api-load.js';
 import type { BaselineInfo } from './baseline-child.js';
 import { bigFileBench, writeRandomFile } from './big-files.js';
@@ -248,8 +249,18 @@ async function postgresRun(root: string, url: string, s: Settings, sqliteEngine:
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<number> {
   const s = settings(argv);
+  const ab = abSettings(argv, s.quick);
+  if (ab) {
+    const root = await mkdtemp(path.join(tmpdir(), 'cairn-bench-ab-'));
+    try {
+      console.log(await abRun(root, ab, log));
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+    return 0;
+  }
   const write = argv.includes('--write') || !s.quick;
   const m = machine();
   const started = Date.now();
@@ -270,7 +281,7 @@ export async function main(argv: string[]): Promise<number> {
     `\n${s.quick ? 'quick' : 'full'} run, ${seconds.toFixed(0)} s, ${m.cpu} ×${m.cores}, node ${m.node}, ${m.commit}`,
   );
   if (write) {
-    const out = path.resolve(import.meta.dirname, '../../docs/benchmarks.md');
+    const out = path.resolve(import.meta.dirname, '../../../docs/benchmarks.md');
     const kept = handWrittenPart(await readFile(out, 'utf8').catch(() => null));
     await writeFile(out, benchmarksMarkdown(rows, m, s.quick ? 'quick (--quick)' : 'full', seconds, kept));
     log(`wrote ${out}`);
@@ -278,3 +289,13 @@ export async function main(argv: string[]): Promise<number> {
   // Missed targets are reported in the table, not as a failed command.
   return 0;
 }
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    process.exitCode = 1;
+  },
+);

@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
-import { RecyclingFileStream } from '../adapters/fs-blobs/recycling-file-stream.js';
+import { RecyclingFileStream } from '../src/adapters/fs-blobs/recycling-file-stream.js';
 
 /** A result with how long it took: large transfers over node:http, from first byte sent to last byte received. */
 export interface Timed<T> {

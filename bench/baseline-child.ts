@@ -10,10 +10,10 @@ import { pipeline } from 'node:stream/promises';
 import { setImmediate } from 'node:timers/promises';
 import multipart from '@fastify/multipart';
 import Fastify from 'fastify';
-import { HashCounter } from '../adapters/streams/hash-counter.js';
-import { LIMITS } from '../core/plans.js';
-import { baseOptions } from '../http/fastify-options.js';
-import { mallocThresholdsRaised, raiseMallocThresholds } from '../malloc-thresholds.js';
+import { HashCounter } from '../src/adapters/streams/hash-counter.js';
+import { LIMITS } from '../src/core/plans.js';
+import { baseOptions } from '../src/http/fastify-options.js';
+import { mallocThresholdsRaised, raiseMallocThresholds } from '../src/malloc-thresholds.js';
 import { MALLOC_THRESHOLDS_COMMAND, serveIpc } from './ipc.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { HashCounter } from '../adapters/streams/hash-counter.js';
-import type { BlobStore, StagedBlob } from '../ports/blob-store.js';
-import type { MetadataStore } from '../ports/metadata-store.js';
-import type { Adapters } from '../runtime.js';
+import { HashCounter } from '../src/adapters/streams/hash-counter.js';
+import type { BlobStore, StagedBlob } from '../src/ports/blob-store.js';
+import type { MetadataStore } from '../src/ports/metadata-store.js';
+import type { Adapters } from '../src/runtime.js';
 
 /**
  * The small-upload baseline: Cairn's own upload route returning 201 without storing. Everything

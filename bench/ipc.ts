@@ -62,7 +62,7 @@ export interface BenchChild<Info> {
   stop(): Promise<void>;
 }
 
-/** Forks `dist/bench/<script>` (or `script`, if absolute) and waits for its ready message. */
+/** Forks the compiled bench script `<script>` (or `script`, if absolute) and waits for its ready message. */
 export async function startChild<Info>(
   script: string,
   argv: string[],

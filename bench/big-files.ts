@@ -32,7 +32,7 @@ const MIB = 1024 * 1024;
  * presumably because a process's freed memory comes back in large blocks, which are the ones
  * given back to the host.
  */
-async function settle(ctx: BigFileContext): Promise<void> {
+export async function settle(ctx: { file: string; bytes: number }): Promise<void> {
   await run('sync');
   const bytes = Math.floor(Math.min(ctx.bytes * 1.25, freemem() / 4));
   const scratch = `${ctx.file}.warm`;

@@ -36,12 +36,15 @@ export interface EngineServer {
   seeded: Seeded;
 }
 
+/** Starts a Cairn child on `dataDir`; `build` is another checkout to take the product from (see cairn-child). */
 export async function startCairn(
   dataDir: string,
   env: Record<string, string>,
   flags: string[] = [],
+  build?: string,
 ): Promise<BenchChild<CairnChildInfo>> {
-  return startChild<CairnChildInfo>('cairn-child.js', [dataDir, ...flags], childEnv(env));
+  const buildEnv: Record<string, string> = build ? { CAIRN_BENCH_BUILD: build } : {};
+  return startChild<CairnChildInfo>('cairn-child.js', [dataDir, ...flags], childEnv({ ...env, ...buildEnv }));
 }
 
 async function smallArtifact(apiUrl: string, key: string): Promise<string> {

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { encodeCursor } from '../core/cursor.js';
+import { encodeCursor } from '../src/core/cursor.js';
 
 /**
  * Bulk seeding of one tenant's list, straight into the store's tables (never through HTTP), with

@@ -1,0 +1,198 @@
+import { open, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { type GetTarget, getLoad, smallUploadLoad } from './api-load.js';
+import { settle, writeRandomFile } from './big-files.js';
+import type { CairnChildInfo } from './cairn-child.js';
+import { newGetTargets, startCairn } from './engine-run.js';
+import type { BenchChild } from './ipc.js';
+import { apiCall, download, mbPerSec, putFile, uploadMultipart } from './transfer.js';
+
+/**
+ * `npm run bench -- --ab <dir>`: this checkout's build (A) against another checkout's (B, with
+ * `npm run build` done there), figure by figure, in one run. Each pair runs A then B, the next B
+ * then A, so neither side always meets the machine first; the report gives min / median / max of
+ * each side and the median of B/A. This is how a change that exists only for speed shows that it
+ * earns its place.
+ */
+
+const MIB = 1024 * 1024;
+
+export const AB_FIGURES = ['presigned', 'multipart', 'download', 'get', 'small'] as const;
+export type AbFigure = (typeof AB_FIGURES)[number];
+
+export interface AbSettings {
+  other: string;
+  figures: AbFigure[];
+  pairs: number;
+  bytes: number;
+  multipartBytes: number;
+  /** Seconds of each GET and small-upload run. */
+  seconds: number;
+}
+
+interface Side {
+  name: 'A' | 'B';
+  cairn: BenchChild<CairnChildInfo>;
+  key: string;
+  getTargets: GetTarget[][];
+  /** An artifact of `bytes` random bytes, for downloads. */
+  big?: string;
+}
+
+const UNITS: Record<AbFigure, string> = {
+  presigned: 'MB/s',
+  multipart: 'MB/s',
+  download: 'MB/s',
+  get: 'req/s',
+  small: 'uploads/s',
+};
+
+/** Makes the file's bytes new (its first 16 bytes), so every upload stores a blob of its own. */
+async function freshen(file: string, run: number): Promise<void> {
+  const h = await open(file, 'r+');
+  try {
+    const head = Buffer.alloc(16);
+    head.writeDoubleLE(run, 0);
+    head.writeDoubleLE(Math.random(), 8);
+    await h.write(head, 0, 16, 0);
+  } finally {
+    await h.close();
+  }
+}
+
+interface Rec {
+  artifact_id: string;
+}
+
+async function presigned(side: Side, file: string, bytes: number): Promise<{ rate: number; id: string }> {
+  const api = side.cairn.info.apiUrl;
+  const t = performance.now();
+  const ticket = await apiCall<{ artifact_id: string; upload_url: string; upload_headers: Record<string, string> }>(
+    api,
+    side.key,
+    'POST',
+    '/v1/artifacts/upload-url',
+    { filename: 'big.bin', size_bytes: bytes },
+  );
+  const put = await putFile(ticket.upload_url, file, bytes, ticket.upload_headers);
+  if (put.value.status !== 200) throw new Error(`presigned PUT → ${put.value.status}: ${put.value.body}`);
+  const rec = await apiCall<Rec>(api, side.key, 'POST', `/v1/artifacts/${ticket.artifact_id}/complete`);
+  return { rate: mbPerSec(bytes, performance.now() - t), id: rec.artifact_id };
+}
+
+async function measure(figure: AbFigure, side: Side, s: AbSettings, file: string, run: number): Promise<number> {
+  const api = side.cairn.info.apiUrl;
+  switch (figure) {
+    case 'presigned': {
+      await freshen(file, run);
+      await settle({ file, bytes: s.bytes });
+      return (await presigned(side, file, s.bytes)).rate;
+    }
+    case 'multipart': {
+      await freshen(file, run);
+      await settle({ file, bytes: s.multipartBytes });
+      const up = await uploadMultipart(api, side.key, file, s.multipartBytes, 'part.bin');
+      if (up.value.status !== 201) throw new Error(`multipart → ${up.value.status}: ${up.value.body}`);
+      return mbPerSec(s.multipartBytes, up.ms);
+    }
+    case 'download': {
+      if (!side.big) {
+        await freshen(file, run);
+        side.big = (await presigned(side, file, s.bytes)).id;
+      }
+      await settle({ file, bytes: s.bytes });
+      const { download_url } = await apiCall<{ download_url: string }>(
+        api,
+        side.key,
+        'GET',
+        `/v1/artifacts/${side.big}/download-url`,
+      );
+      const d = await download(download_url);
+      if (d.value.status !== 200 || d.value.bytes !== s.bytes) throw new Error(`download: ${JSON.stringify(d)}`);
+      return mbPerSec(s.bytes, d.ms);
+    }
+    case 'get': {
+      const targets = side.getTargets[run];
+      if (!targets) throw new Error(`no GET targets for run ${run}`);
+      return (await getLoad(api, targets, s.seconds)).reqPerSec;
+    }
+    case 'small':
+      return (await smallUploadLoad(api, side.key, s.seconds)).reqPerSec;
+  }
+}
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+const spread = (xs: number[]) => `${fmt(Math.min(...xs))} / ${fmt(median(xs))} / ${fmt(Math.max(...xs))}`;
+
+export async function abRun(root: string, s: AbSettings, log: (line: string) => void): Promise<string> {
+  const file = path.join(root, 'ab.bin');
+  if (s.figures.some((f) => f !== 'get' && f !== 'small')) await writeRandomFile(file, s.bytes);
+  const runs = s.pairs + 1; // one warm-up pair, not reported
+  const sides: Side[] = [];
+  try {
+    for (const [name, build] of [
+      ['A', undefined],
+      ['B', s.other],
+    ] as const) {
+      const cairn = await startCairn(path.join(root, `data-${name}`), {}, [], build);
+      const { apiKey } = await cairn.call<{ apiKey: string }>('tenant', { name: 'ab', plan: 'pro' });
+      const targets = s.figures.includes('get') ? await newGetTargets(cairn, 'ab', runs) : { warm: [], rounds: [] };
+      sides.push({ name, cairn, key: apiKey, getTargets: [targets.warm, ...targets.rounds] });
+    }
+    const results: Record<string, Record<'A' | 'B', number[]>> = {};
+    for (const figure of s.figures) {
+      const got = { A: [] as number[], B: [] as number[] };
+      for (let run = 0; run < runs; run++) {
+        const order = run % 2 === 0 ? sides : [...sides].reverse();
+        for (const side of order) {
+          const value = await measure(figure, side, s, file, run);
+          log(`${figure} ${run === 0 ? 'warm-up' : `pair ${run}`}: ${side.name} ${fmt(value)} ${UNITS[figure]}`);
+          if (run > 0) got[side.name].push(value);
+        }
+      }
+      results[figure] = got;
+    }
+    const lines = [
+      `A = this checkout, B = ${s.other}; ${s.pairs} pairs after a warm-up pair, alternating order`,
+      '',
+      '| figure | A min / median / max | B min / median / max | B / A (medians) |',
+      '|---|---|---|---|',
+      ...s.figures.map((f) => {
+        const { A, B } = results[f]!;
+        return `| ${f} (${UNITS[f]}) | ${spread(A)} | ${spread(B)} | ${(median(B) / median(A)).toFixed(2)}× |`;
+      }),
+    ];
+    return lines.join('\n');
+  } finally {
+    for (const side of sides) await side.cairn.stop();
+    await rm(file, { force: true });
+  }
+}
+
+export function abSettings(argv: string[], quick: boolean): AbSettings | null {
+  const at = argv.indexOf('--ab');
+  if (at < 0) return null;
+  const other = argv[at + 1];
+  if (!other) throw new Error('--ab needs the folder of another checkout (with `npm run build` done)');
+  const only = argv.indexOf('--only');
+  const figures = (only >= 0 ? (argv[only + 1] ?? '').split(',') : [...AB_FIGURES]) as AbFigure[];
+  for (const f of figures)
+    if (!AB_FIGURES.includes(f)) throw new Error(`--only: unknown figure ${f} (${AB_FIGURES.join(', ')})`);
+  const pairsAt = argv.indexOf('--pairs');
+  const pairs = pairsAt >= 0 ? Number(argv[pairsAt + 1]) : 3;
+  if (!Number.isInteger(pairs) || pairs < 1) throw new Error('--pairs must be a whole number ≥ 1');
+  return {
+    other: path.resolve(other),
+    figures,
+    pairs,
+    bytes: quick ? 16 * MIB : 1024 * MIB,
+    multipartBytes: quick ? 8 * MIB : 450 * MIB,
+    seconds: quick ? 1 : 4,
+  };
+}
