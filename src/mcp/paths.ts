@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { type FileHandle, lstat, open, realpath } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -178,6 +178,37 @@ async function realOrResolved(p: string): Promise<string> {
   }
 }
 
+/** Symlinks followed while placing a missing path, as the kernel's own limit (ELOOP after 40). */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * Where `p` (absolute) leads, every symlink that exists on the way resolved, and whether it
+ * exists: realpath() when it does; else the real path of its deepest existing folder plus the
+ * rest, following a dangling symlink to where it points. So a missing path is judged by where it
+ * would be, exactly like an existing one, and the answer cannot tell the two apart.
+ */
+async function whereItLeads(p: string, hops = 0): Promise<{ real: string; exists: boolean }> {
+  try {
+    return { real: await realpath(p), exists: true };
+  } catch {
+    // Missing, dangling, a loop, or unreadable on the way: placed below.
+  }
+  const parent = path.dirname(p);
+  if (parent === p) return { real: p, exists: false };
+  const above = await whereItLeads(parent, hops);
+  const here = path.join(above.real, path.basename(p));
+  if (!above.exists || hops >= MAX_SYMLINK_HOPS) return { real: here, exists: false };
+  let target: string;
+  try {
+    target = await readlink(here);
+  } catch {
+    // Not there, not a symlink, or not readable: it stays where it was asked for.
+    return { real: here, exists: false };
+  }
+  const next = await whereItLeads(path.resolve(above.real, target), hops + 1);
+  return { real: next.real, exists: false };
+}
+
 export class PathConfinement {
   private constructor(
     /** The real working directory: the base of relative paths. */
@@ -229,16 +260,12 @@ export class PathConfinement {
       throw new PathRefusedError('path must be a non-empty string.', 'invalid');
     }
     const lexical = path.resolve(this.cwd, requested);
+    // The deny-list on the path as written: a verdict on the words alone, whatever is on disk.
     const lexicalDenial = this.denial(lexical);
     if (lexicalDenial) throw new PathRefusedError(`refused ${requested}: ${lexicalDenial}.`, 'denied');
-    let real: string;
-    try {
-      real = await realpath(lexical);
-    } catch {
-      throw new PathRefusedError(`no readable file at ${requested}.`, 'not_found');
-    }
-    const denial = this.denial(real);
-    if (denial) throw new PathRefusedError(`refused ${requested}: ${denial}.`, 'denied');
+    const { real, exists } = await whereItLeads(lexical);
+    // Outside the roots: one answer, whether the path exists, dangles or leads to a denied file, so
+    // no refusal tells what lies outside. Only inside the roots do the later answers differ.
     if (!this.roots.some((r) => isInside(r, real))) {
       throw new PathRefusedError(
         `refused ${requested}: it is outside the allowed roots (${this.roots.join(', ')}); ` +
@@ -246,7 +273,11 @@ export class PathConfinement {
         'outside_roots',
       );
     }
-    const stat = await lstat(real);
+    // Before not_found, so a denied file's existence does not show either.
+    const denial = this.denial(real);
+    if (denial) throw new PathRefusedError(`refused ${requested}: ${denial}.`, 'denied');
+    const stat = exists ? await lstat(real).catch(() => null) : null;
+    if (!stat) throw new PathRefusedError(`no readable file at ${requested}.`, 'not_found');
     assertPlainFile(stat, requested);
     return { realPath: real, stat };
   }
