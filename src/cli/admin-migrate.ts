@@ -5,6 +5,7 @@ import { SqliteMetadataStore } from '../adapters/sqlite/index.js';
 import type { Config } from '../config.js';
 import type { MigrationResult } from '../ports/metadata-store.js';
 import { withExamples } from './help.js';
+import { stdoutLine } from './terminal-text.js';
 
 /** What `cairn admin migrate` did, as printed with --json. */
 export interface MigrateReport {
@@ -75,6 +76,6 @@ export function registerMigrateCommand(admin: Command, adminConfig: (cmd: Comman
     .option('--json', 'print {database, location, from_version, to_version, applied}')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const report = await migrateMetadata(adminConfig(cmd));
-      console.log(opts.json ? JSON.stringify(report) : describeMigration(report));
+      stdoutLine(opts.json ? JSON.stringify(report) : describeMigration(report));
     });
 }

@@ -3,6 +3,7 @@ import type { Accounts } from '../core/accounts/index.js';
 import { randomAlnum } from '../core/ids.js';
 import { isPlanName } from '../core/plans.js';
 import { withExamples } from './help.js';
+import { stdoutLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
 type WithAccounts = (
@@ -48,10 +49,10 @@ export function registerUserCommands(admin: Command, withAccounts: WithAccounts)
         });
         if (opts.json) {
           const out = { email: u.email, tenant_name: tenant.name, plan: tenant.plan, user_id: u.id };
-          console.log(JSON.stringify(generated ? { ...out, password: generated } : out));
+          stdoutLine(JSON.stringify(generated ? { ...out, password: generated } : out));
         } else {
-          console.log(`Created user ${u.email} for tenant ${tenant.name} (${tenant.plan}).`);
-          if (generated) console.log(`Password, shown only once:\n  ${generated}`);
+          stdoutLine(`Created user ${u.email} for tenant ${tenant.name} (${tenant.plan}).`);
+          if (generated) stdoutLine(`Password, shown only once:\n  ${generated}`);
         }
       }),
     );

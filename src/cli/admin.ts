@@ -12,6 +12,7 @@ import { registerUserCommands } from './admin-users.js';
 import { withExamples } from './help.js';
 import { printJsonError } from './json-error.js';
 import { printTable } from './table.js';
+import { stderrLine, stdoutLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -64,7 +65,7 @@ Examples:
           await fn(make(runtime), opts, ...args);
         } catch (err) {
           if (!isCairnError(err) || opts.json) throw err;
-          console.error(`error: ${err.message} (${err.code})`);
+          stderrLine(`error: ${err.message} (${err.code})`);
           process.exitCode = 1;
         } finally {
           await runtime.close();
@@ -103,8 +104,8 @@ Examples:
     .action(
       withCore(async (core, opts, name = '') => {
         const { tenant: t, apiKey } = await core.tenants.create(name, plan(String(opts.plan)));
-        if (opts.json) console.log(JSON.stringify({ tenant_name: t.name, plan: t.plan, api_key: apiKey }));
-        else console.log(`Created tenant ${t.name} (${t.plan}). API key, shown only once:\n  ${apiKey}`);
+        if (opts.json) stdoutLine(JSON.stringify({ tenant_name: t.name, plan: t.plan, api_key: apiKey }));
+        else stdoutLine(`Created tenant ${t.name} (${t.plan}). API key, shown only once:\n  ${apiKey}`);
       }),
     );
   withExamples(tenant.command('list'), ['cairn admin tenant list', 'cairn admin tenant list --json'])
@@ -119,7 +120,7 @@ Examples:
           usage_storage_bytes: t.storageBytes,
           created_at: toIso(t.createdAt),
         }));
-        if (opts.json) console.log(JSON.stringify(rows));
+        if (opts.json) stdoutLine(JSON.stringify(rows));
         else printTable(rows, ['tenant_name', 'plan', 'suspended', 'usage_storage_bytes', 'created_at']);
       }),
     );
@@ -131,7 +132,7 @@ Examples:
     .action(
       withCore(async (core, _opts, name = '', p = '') => {
         const t = await core.tenants.setPlan(await core.tenants.byName(name), plan(p));
-        console.log(`Tenant ${t.name} is now on the ${t.plan} plan.`);
+        stdoutLine(`Tenant ${t.name} is now on the ${t.plan} plan.`);
       }),
     );
   for (const [verb, suspended] of [
@@ -143,7 +144,7 @@ Examples:
       .action(
         withCore(async (core, _opts, name = '') => {
           const t = await core.tenants.setSuspended(await core.tenants.byName(name), suspended);
-          console.log(`Tenant ${t.name} is ${t.suspended ? 'suspended' : 'active'}.`);
+          stdoutLine(`Tenant ${t.name} is ${t.suspended ? 'suspended' : 'active'}.`);
         }),
       );
   }
@@ -163,8 +164,8 @@ Examples:
       withCore(async (core, opts, name = '') => {
         const t = await core.tenants.byName(name);
         const apiKey = await core.tenants.createKey(t);
-        if (opts.json) console.log(JSON.stringify({ tenant_name: t.name, api_key: apiKey }));
-        else console.log(`New API key for ${t.name}, shown only once:\n  ${apiKey}`);
+        if (opts.json) stdoutLine(JSON.stringify({ tenant_name: t.name, api_key: apiKey }));
+        else stdoutLine(`New API key for ${t.name}, shown only once:\n  ${apiKey}`);
       }),
     );
   withExamples(key.command('list <tenant>'), ['cairn admin key list acme', 'cairn admin key list acme --json'])
@@ -179,7 +180,7 @@ Examples:
           created_at: toIso(k.createdAt),
           revoked_at: toIsoOrNull(k.revokedAt),
         }));
-        if (opts.json) console.log(JSON.stringify(rows));
+        if (opts.json) stdoutLine(JSON.stringify(rows));
         else printTable(rows, ['key_id', 'last_4', 'created_at', 'revoked_at']);
       }),
     );
@@ -191,7 +192,7 @@ Examples:
     .action(
       withCore(async (core, _opts, name = '', keyId = '') => {
         await core.tenants.revokeKey(await core.tenants.byName(name), keyId);
-        console.log('Key revoked.');
+        stdoutLine('Key revoked.');
       }),
     );
 
@@ -207,7 +208,7 @@ Examples:
       const found = await act(core, slug);
       if (!found) throw new CairnError('artifact_not_found', `no page ${slug}`);
       const tenantName = (await core.deps.store.getTenant(found.tenantId))?.name ?? null;
-      console.log(report(found, tenantName, Boolean(opts.json)));
+      stdoutLine(report(found, tenantName, Boolean(opts.json)));
     };
 
   const page = withExamples(admin.command('page').description('Operator actions on public pages.'), [
@@ -262,8 +263,8 @@ Examples:
     .action(
       withCore(async (core, opts) => {
         const report = await core.sweeper.runOnce();
-        if (opts.json) console.log(JSON.stringify(report));
-        else for (const [k, v] of Object.entries(report)) console.log(`${k.padEnd(18)} ${v}`);
+        if (opts.json) stdoutLine(JSON.stringify(report));
+        else for (const [k, v] of Object.entries(report)) stdoutLine(`${k.padEnd(18)} ${v}`);
       }),
     );
 }

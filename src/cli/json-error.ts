@@ -1,4 +1,5 @@
 import { CairnError, toEnvelope } from '../core/errors.js';
+import { stderrLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -13,6 +14,6 @@ export function printJsonError(err: unknown): number {
       : err instanceof UsageError
         ? new CairnError('invalid_request', err.message)
         : new CairnError('server_error', err instanceof Error ? err.message : String(err));
-  console.error(JSON.stringify(toEnvelope(error)));
+  stderrLine(JSON.stringify(toEnvelope(error)));
   return err instanceof UsageError ? 2 : 1;
 }

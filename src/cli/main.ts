@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerClientCommands } from './client/index.js';
 import { withExamples } from './help.js';
+import { forTerminal, stderrLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
 /** Exit codes: 0 ok, 1 API or runtime error, 2 usage error. */
@@ -11,7 +12,12 @@ export async function main(argv: string[]): Promise<number> {
     )
     .version(await version(), '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
-    .exitOverride();
+    .exitOverride()
+    // Commander echoes arguments in its errors: through the same escaping as all other output.
+    .configureOutput({
+      writeOut: (text) => process.stdout.write(forTerminal(text)),
+      writeErr: (text) => process.stderr.write(forTerminal(text)),
+    });
   withExamples(program, [
     'cairn serve                                   # run the service on ./data',
     'cairn login --url http://127.0.0.1:8080       # save a key in ~/.config/cairn/config.json',
@@ -48,7 +54,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (err instanceof UsageError) {
-      console.error(`error: ${err.message}`);
+      stderrLine(`error: ${err.message}`);
       return 2;
     }
     throw err;

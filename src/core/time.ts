@@ -55,12 +55,3 @@ export function parseTimestamp(s: string): number | null {
   const ms = Date.parse(s);
   return Number.isFinite(ms) ? ms : null;
 }
-
-/** Parses `30s`, `15m`, `12h`, `7d` into seconds; null when malformed. */
-export function parseDuration(s: string): number | null {
-  const m = /^([1-9]\d{0,6})([smhd])$/.exec(s.trim());
-  if (!m) return null;
-  const n = Number(m[1]);
-  const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as 's' | 'm' | 'h' | 'd'];
-  return n * unit;
-}

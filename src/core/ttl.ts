@@ -1,22 +1,34 @@
 import { CairnError, invalid } from './errors.js';
 import { LIMITS, PLANS, type PlanName } from './plans.js';
-import { parseDuration } from './time.js';
 
 /**
- * TTL as `Nh`, `Nd` or `never` (also `Nm`/`Ns` for tests and short-lived scratch files).
- * Default 30 days; `never` means the longest the plan allows; longer is refused.
+ * The TTL forms the API takes: `never`, or a count of seconds, minutes, hours or days (`30s`,
+ * `15m`, `12h`, `7d`). The count has no digit cap, so one duration is the same TTL in every unit:
+ * 365 days is `365d`, `8760h`, `525600m` and `31536000s` alike. The MCP tools' schema
+ * (src/mcp/context.ts, client side, so it does not import the core) states the same rule.
+ */
+const TTL_FORMAT = /^(?:never|[1-9]\d*[smhd])$/;
+
+const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+
+/**
+ * When an artifact stored now with `ttl` expires. Default 30 days; `never` means the longest the
+ * plan allows; longer is refused (a count too large for a number is Infinity, so it is refused
+ * the same way).
  */
 export function expiresAtFor(ttl: unknown, plan: PlanName, now: number, upgradeUrl?: string): number {
   const max = PLANS[plan].maxTtlSeconds;
   if (ttl === undefined || ttl === null || ttl === '') return now + LIMITS.defaultTtlSeconds * 1000;
   if (typeof ttl !== 'string') throw invalid("ttl must be a string such as '7d', '12h' or 'never'.");
-  if (ttl.trim() === 'never') return now + max * 1000;
-  const seconds = parseDuration(ttl);
-  if (seconds === null) throw invalid("ttl must look like '7d', '12h' or 'never'.");
+  const text = ttl.trim();
+  if (!TTL_FORMAT.test(text)) throw invalid("ttl must look like '7d', '12h', '30m', '45s' or 'never'.");
+  if (text === 'never') return now + max * 1000;
+  const seconds = Number(text.slice(0, -1)) * UNIT_SECONDS[text.slice(-1) as keyof typeof UNIT_SECONDS];
   if (seconds > max) {
+    const shown = text.length > 24 ? `${text.slice(0, 20)}…${text.slice(-1)}` : text;
     throw new CairnError(
       'ttl_exceeds_plan_limit',
-      `ttl ${ttl} is longer than the ${plan} plan allows (${max / 86_400} days).`,
+      `ttl ${shown} is longer than the ${plan} plan allows (${max / 86_400} days).`,
       upgradeUrl === undefined ? {} : { upgradeUrl },
     );
   }

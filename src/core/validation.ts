@@ -5,18 +5,33 @@ import { LIMITS } from './plans.js';
 
 export const METADATA_KEY = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 
+/**
+ * Control characters: C0, DEL and C1 (U+0080-U+009F). A terminal acts on any of them (ESC and
+ * the 8-bit CSI U+009B start escape sequences, U+0085 breaks a line), so names and labels that
+ * people see in listings never hold one.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** A filename as a person would type it: no path, no control characters, at most 255 bytes. */
 export function checkFilename(name: unknown, field = 'filename'): string {
   if (typeof name !== 'string' || name.trim() === '')
     throw invalid(`${field} is required and must be a non-empty string.`);
   if (Buffer.byteLength(name, 'utf8') > 255) throw invalid(`${field} must be at most 255 bytes.`);
-  if (/[\u0000-\u001f\u007f]/.test(name)) throw invalid(`${field} must not contain control characters.`);
+  refuseControls(name, field);
   if (/[/\\]/.test(name)) throw invalid(`${field} must be a bare file name, without '/' or '\\'.`);
   if (name === '.' || name === '..') throw invalid(`${field} must be a file name.`);
   return name;
 }
 
+/** The one control-character rule of stored names and labels (filenames, session and agent ids). */
+function refuseControls(value: string, field: string): void {
+  if (CONTROL.test(value)) throw invalid(`${field} must not contain control characters (C0, DEL or C1).`);
+}
+
 export function checkLabel(value: unknown, field: 'session_id' | 'agent_id'): string {
+  // The label pattern is ASCII and already leaves controls out; the rule is stated on its own so
+  // that it holds, with its own message, whatever the pattern becomes.
+  if (typeof value === 'string') refuseControls(value, field);
   if (typeof value !== 'string' || !LABEL.test(value)) {
     throw invalid(`${field} must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$.`);
   }

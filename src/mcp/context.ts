@@ -75,8 +75,12 @@ export const sessionId = z.string().regex(LABEL, 'must match ^[A-Za-z0-9][A-Za-z
 export const agentId = z.string().regex(LABEL, 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
 export const ttl = z
   .string()
-  .regex(/^(\d+[hd]|never)$/, 'must be Nh, Nd or never')
-  .describe('Time to live: "24h", "7d", "90d" or "never" (the longest the plan allows). Default 30d.');
+  .trim()
+  .regex(/^(?:never|[1-9]\d*[smhd])$/, 'must be a count of s, m, h or d (e.g. 7d, 12h), or never')
+  .describe(
+    'Time to live: a count of seconds, minutes, hours or days ("3600s", "90m", "24h", "7d"), or "never" ' +
+      '(the longest the plan allows: 90 days Free, 365 days Pro). Default 30d.',
+  );
 export const limit = z.number().int().min(1).max(200).describe('Page size, 1-200 (default 50).');
 export const cursor = z.string().min(1).describe('next_cursor from the previous page.');
 export const timestamp = z.string().min(1).describe('RFC 3339 timestamp, e.g. 2026-01-31T00:00:00Z.');

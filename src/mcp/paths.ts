@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { type FileHandle, lstat, open, realpath } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -50,29 +50,98 @@ export class PathRefusedError extends Error {
   }
 }
 
-/** Folder names refused wherever they appear in a path (credential stores of common tools). */
-const DENIED_COMPONENTS = ['.ssh', '.aws', '.azure', '.kube', '.docker', '.gnupg', '.password-store'];
-/** Multi-component folder names refused wherever they appear. */
-const DENIED_SEQUENCES = [
+/**
+ * The deny-list: what secret scanners treat as credentials, refused however it is reached.
+ * Patterns use `*` for any run of characters and compare without regard to case (macOS and
+ * Windows file systems do not tell case apart). docs/mcp.md lists them; test/mcp/deny-list.test.ts
+ * tries each one through the real server.
+ */
+
+/** A file's own name, in any folder. */
+export const DENIED_NAMES = [
+  // Secrets files of tools: `.env*`, netrc, git, npm/yarn, PyPI, PostgreSQL, MySQL, Vault, S3, boto.
+  '.env*',
+  'credentials.json',
+  '.netrc',
+  '_netrc',
+  '.git-credentials',
+  '.npmrc',
+  '.yarnrc.yml',
+  '.pypirc',
+  '.pgpass',
+  '.my.cnf',
+  '.vault-token',
+  '.dockercfg',
+  '.s3cfg',
+  '.boto',
+  '.htpasswd',
+  // Shell and REPL histories (bash, zsh, python, node, psql, mysql, …, fish).
+  '.*_history',
+  'fish_history',
+  '.histfile',
+  '.zhistory',
+  // Private keys, certificates with keys, key stores, keychains.
+  'id_*',
+  '*.pem',
+  '*.key',
+  '*.p12',
+  '*.pfx',
+  '*.ppk',
+  '*.jks',
+  '*.keystore',
+  '*.kdbx',
+  '*.keychain',
+  '*.keychain-db',
+];
+
+/** Runs of folder (and file) names refused wherever they appear in a path. */
+export const DENIED_SEGMENTS: string[][] = [
+  // SSH, cloud, cluster and container credentials, GnuPG, pass.
+  ['.ssh'],
+  ['.aws'],
+  ['.azure'],
   ['.config', 'gcloud'],
-  ['.config', 'cairn'],
-  ['.local', 'share', 'keyrings'],
+  ['.kube'],
+  ['.docker'],
+  ['.gnupg'],
+  ['.password-store'],
+  // GitHub CLI and hub, Terraform, Cargo and RubyGems tokens.
+  ['.config', 'gh'],
+  ['.config', 'hub'],
+  ['.terraform.d', 'credentials*'],
+  ['.cargo', 'credentials*'],
+  ['.gem', 'credentials'],
+  // OS keychains and keyrings.
   ['Library', 'Keychains'],
+  ['.local', 'share', 'keyrings'],
+  ['.local', 'share', 'kwalletd'],
+  // Cairn's own config folder.
+  ['.config', 'cairn'],
 ];
-const HOME_DENIED = [
-  '.ssh',
-  '.aws',
-  '.azure',
-  '.config/gcloud',
-  '.kube',
-  '.docker',
-  '.gnupg',
-  '.config/cairn',
-  'Library/Keychains',
-  '.local/share/keyrings',
-  '.password-store',
-];
+
+/** The folders above under the user's home, as explicit paths too (as the spec lists them). */
+const HOME_DENIED = DENIED_SEGMENTS.filter((seq) => !seq.some((name) => name.includes('*'))).map((seq) =>
+  seq.join('/'),
+);
 const SYSTEM_DENIED = ['/etc', '/private/etc', '/Library/Keychains'];
+
+interface NamePattern {
+  pattern: string;
+  matches(name: string): boolean;
+}
+
+/** A shell-style name pattern (`*` only), matched whole and without regard to case. */
+function namePattern(pattern: string): NamePattern {
+  const source = pattern
+    .split('*')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  const re = new RegExp(`^${source}$`, 'i');
+  return { pattern, matches: (name) => re.test(name) };
+}
+
+const DENIED_NAME_PATTERNS = DENIED_NAMES.map(namePattern);
+const DENIED_SEGMENT_PATTERNS = DENIED_SEGMENTS.map((seq) => seq.map(namePattern));
 
 /** True when `child` is `parent` or below it (by path.relative, so /a-evil is not inside /a). */
 export function isInside(parent: string, child: string): boolean {
@@ -109,6 +178,37 @@ async function realOrResolved(p: string): Promise<string> {
   }
 }
 
+/** Symlinks followed while placing a missing path, as the kernel's own limit (ELOOP after 40). */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * Where `p` (absolute) leads, every symlink that exists on the way resolved, and whether it
+ * exists: realpath() when it does; else the real path of its deepest existing folder plus the
+ * rest, following a dangling symlink to where it points. So a missing path is judged by where it
+ * would be, exactly like an existing one, and the answer cannot tell the two apart.
+ */
+async function whereItLeads(p: string, hops = 0): Promise<{ real: string; exists: boolean }> {
+  try {
+    return { real: await realpath(p), exists: true };
+  } catch {
+    // Missing, dangling, a loop, or unreadable on the way: placed below.
+  }
+  const parent = path.dirname(p);
+  if (parent === p) return { real: p, exists: false };
+  const above = await whereItLeads(parent, hops);
+  const here = path.join(above.real, path.basename(p));
+  if (!above.exists || hops >= MAX_SYMLINK_HOPS) return { real: here, exists: false };
+  let target: string;
+  try {
+    target = await readlink(here);
+  } catch {
+    // Not there, not a symlink, or not readable: it stays where it was asked for.
+    return { real: here, exists: false };
+  }
+  const next = await whereItLeads(path.resolve(above.real, target), hops + 1);
+  return { real: next.real, exists: false };
+}
+
 export class PathConfinement {
   private constructor(
     /** The real working directory: the base of relative paths. */
@@ -137,15 +237,14 @@ export class PathConfinement {
   /** Why `p` (an absolute path) is denied, or null. */
   private denial(p: string): string | null {
     const parts = p.split(path.sep).filter((s) => s !== '');
-    const lower = parts.map((s) => s.toLowerCase());
-    const base = lower[lower.length - 1] ?? '';
-    if (base === 'credentials.json') return 'files named credentials.json are never read';
-    if (base.startsWith('.env')) return '.env* files are never read';
-    for (const c of DENIED_COMPONENTS) if (lower.includes(c)) return `paths through ${c} are never read`;
-    for (const seq of DENIED_SEQUENCES) {
-      const s = seq.map((x) => x.toLowerCase());
-      for (let i = 0; i + s.length <= lower.length; i++) {
-        if (s.every((x, j) => lower[i + j] === x)) return `paths through ${seq.join('/')} are never read`;
+    const base = parts[parts.length - 1] ?? '';
+    const name = DENIED_NAME_PATTERNS.find(({ matches }) => matches(base));
+    if (name) return `files named ${name.pattern} are never read`;
+    for (const seq of DENIED_SEGMENT_PATTERNS) {
+      for (let i = 0; i + seq.length <= parts.length; i++) {
+        if (seq.every(({ matches }, j) => matches(parts[i + j] ?? ''))) {
+          return `paths through ${seq.map(({ pattern }) => pattern).join('/')} are never read`;
+        }
       }
     }
     for (const d of this.deniedDirs) if (isInside(d, p)) return `${d} is on the deny-list`;
@@ -161,16 +260,12 @@ export class PathConfinement {
       throw new PathRefusedError('path must be a non-empty string.', 'invalid');
     }
     const lexical = path.resolve(this.cwd, requested);
+    // The deny-list on the path as written: a verdict on the words alone, whatever is on disk.
     const lexicalDenial = this.denial(lexical);
     if (lexicalDenial) throw new PathRefusedError(`refused ${requested}: ${lexicalDenial}.`, 'denied');
-    let real: string;
-    try {
-      real = await realpath(lexical);
-    } catch {
-      throw new PathRefusedError(`no readable file at ${requested}.`, 'not_found');
-    }
-    const denial = this.denial(real);
-    if (denial) throw new PathRefusedError(`refused ${requested}: ${denial}.`, 'denied');
+    const { real, exists } = await whereItLeads(lexical);
+    // Outside the roots: one answer, whether the path exists, dangles or leads to a denied file, so
+    // no refusal tells what lies outside. Only inside the roots do the later answers differ.
     if (!this.roots.some((r) => isInside(r, real))) {
       throw new PathRefusedError(
         `refused ${requested}: it is outside the allowed roots (${this.roots.join(', ')}); ` +
@@ -178,7 +273,11 @@ export class PathConfinement {
         'outside_roots',
       );
     }
-    const stat = await lstat(real);
+    // Before not_found, so a denied file's existence does not show either.
+    const denial = this.denial(real);
+    if (denial) throw new PathRefusedError(`refused ${requested}: ${denial}.`, 'denied');
+    const stat = exists ? await lstat(real).catch(() => null) : null;
+    if (!stat) throw new PathRefusedError(`no readable file at ${requested}.`, 'not_found');
     assertPlainFile(stat, requested);
     return { realPath: real, stat };
   }

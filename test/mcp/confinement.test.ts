@@ -50,6 +50,7 @@ beforeAll(async () => {
   await symlink(path.join(home, 'outside-dir'), path.join(cwd, 'linkdir'));
   await symlink(path.join(cwd, '.env'), path.join(cwd, 'innocent-env'));
   await symlink(path.join(allowed, 'ok.csv'), path.join(cwd, 'link-allowed'));
+  await symlink(path.join(home, 'missing.txt'), path.join(cwd, 'link-nowhere'));
   await link(path.join(home, '.ssh', 'id_ed25519'), path.join(cwd, 'hard.txt'));
   execFileSync('mkfifo', [path.join(cwd, 'pipe')]);
   env = { HOME: home, CAIRN_API_KEY: srv.apiKey, CAIRN_API_URL: srv.apiUrl };
@@ -103,6 +104,35 @@ describe('path escapes through the MCP client are refused, and nothing is stored
     ] as const) {
       expect(data(await mcp.call('store_artifact', { filename: 'inside.txt', path: p })).size_bytes).toBe(size);
     }
+  });
+});
+
+describe('a refusal outside the roots does not tell whether the file exists', () => {
+  const pairs: [string, string, string][] = [
+    ['by absolute path', path.join('HOME', 'outside.txt'), path.join('HOME', 'missing.txt')],
+    ['by .. walk', '../outside.txt', '../missing.txt'],
+    [
+      'in a folder outside, or a missing folder',
+      path.join('HOME', 'outside-dir', 'file.txt'),
+      path.join('HOME', 'no-dir', 'file.txt'),
+    ],
+    ['through a symlink in the root, or a dangling one', 'link-out', 'link-nowhere'],
+    ['through a symlinked folder', 'linkdir/file.txt', 'linkdir/missing.txt'],
+  ];
+  /** The tool's answer with the requested path taken out of it. */
+  const answer = async (p: string) => {
+    const r = await mcp.call('store_artifact', { filename: 'probe.txt', path: p });
+    const text = r.content[0]?.type === 'text' ? r.content[0].text : '';
+    // Each call has its own idempotency key; the rest of _meta must be the same.
+    const { idempotency_key: _key, ...meta } = r._meta ?? {};
+    return { meta, text: text.replace(p, '<path>') };
+  };
+  it.each(pairs)('%s', async (_label, there, notThere) => {
+    const [a, b] = [there.replace('HOME', home), notThere.replace('HOME', home)];
+    const existing = await answer(a);
+    expect(existing.meta).toMatchObject({ code: 'path_refused' });
+    expect(existing.text).toMatch(/outside the allowed roots/);
+    expect(await answer(b)).toEqual(existing);
   });
 });
 

@@ -38,6 +38,7 @@ beforeAll(async () => {
   extra = path.join(base, 'extra');
   await put(path.join(home, '.ssh', 'id_ed25519'), 'PRIVATE KEY');
   await put(path.join(home, '.aws', 'credentials'), 'aws');
+  await put(path.join(home, '.ssh', 'config'), 'Host *');
   await put(path.join(home, '.config', 'cairn', 'config.json'), '{}');
   await put(path.join(home, '.config', 'gcloud', 'creds.db'), 'g');
   await put(path.join(home, 'outside.txt'), 'outside');
@@ -60,6 +61,18 @@ beforeAll(async () => {
   await symlink(path.join(cwd, 'link-out'), path.join(cwd, 'chain'));
   await symlink(path.join(extra, 'data.csv'), path.join(cwd, 'link-extra'));
   await link(path.join(home, '.ssh', 'id_ed25519'), path.join(cwd, 'innocent.txt'));
+  // For the existence-oracle cases: links (target, link) to what is and to what is not there.
+  const oracleLinks: [string, string][] = [
+    [path.join(home, 'missing.txt'), path.join(cwd, 'dangling-out')],
+    [path.join(cwd, 'dangling-out'), path.join(cwd, 'chain-dangling')],
+    [path.join(home, '.ssh', 'missing-key'), path.join(cwd, 'dangling-key')],
+    [path.join(cwd, '.env'), path.join(cwd, 'alias-env')],
+    [path.join(cwd, '.env.gone'), path.join(cwd, 'alias-env-gone')],
+    [path.join(home, '.ssh'), path.join(home, 'outside-link-to-ssh')],
+    [path.join(home, 'outside-loop'), path.join(home, 'outside-loop')],
+    [path.join(cwd, 'inside-loop'), path.join(cwd, 'inside-loop')],
+  ];
+  for (const [target, at] of oracleLinks) await symlink(target, at);
   execFileSync('mkfifo', [path.join(cwd, 'pipe')]);
   socketServer = createServer();
   await new Promise<void>((resolve) => socketServer.listen(path.join(cwd, 'sock'), resolve));
@@ -95,7 +108,8 @@ describe('escape attempts are refused', () => {
     ['sibling root sharing the prefix (relative)', () => '../project-evil/secret.txt', 'outside_roots'],
     ['symlink to a file outside', () => 'link-out', 'outside_roots'],
     ['symlink chain to a file outside', () => 'chain', 'outside_roots'],
-    ['symlink to a denied file', () => 'link-key', 'denied'],
+    // Outside the roots is the one answer there, whatever the file is (no oracle on what it is).
+    ['symlink to a denied file outside the roots', () => 'link-key', 'outside_roots'],
     ['symlinked parent folder', () => 'linkdir/file.txt', 'outside_roots'],
     ['.env', () => '.env', 'denied'],
     ['.env.local', () => '.env.local', 'denied'],
@@ -160,6 +174,65 @@ describe('escape attempts are refused', () => {
       (e: unknown) => e,
     );
     expect((err as PathRefusedError).reason).toBe('changed');
+  });
+});
+
+describe('no existence oracle: a refusal reads the same whether or not the path exists', () => {
+  /** A refusal with the requested path taken out of its message. */
+  const shape = async (p: string) => {
+    const err = await refusal(p);
+    // The message starts with the path as requested (only that first mention is the path).
+    return { reason: err.reason, message: err.message.replace(p, '<path>') };
+  };
+  const pairs: [string, () => string, () => string][] = [
+    ['a file outside the roots', () => path.join(home, 'outside.txt'), () => path.join(home, 'missing.txt')],
+    ['the same, relative', () => '../outside.txt', () => '../missing.txt'],
+    [
+      'a file in a folder outside',
+      () => path.join(home, 'outside-dir', 'file.txt'),
+      () => path.join(home, 'outside-dir', 'missing.txt'),
+    ],
+    [
+      'a file in a missing folder outside',
+      () => path.join(home, 'outside-dir', 'file.txt'),
+      () => path.join(home, 'no-dir', 'file.txt'),
+    ],
+    ['a folder outside', () => path.join(home, 'outside-dir'), () => path.join(home, 'no-dir')],
+    ['a symlink in the root to outside, or dangling there', () => 'link-out', () => 'dangling-out'],
+    ['a chain of symlinks to outside, or dangling there', () => 'chain', () => 'chain-dangling'],
+    ['through a symlinked folder outside', () => 'linkdir/file.txt', () => 'linkdir/missing.txt'],
+    ['a symlink loop outside', () => path.join(home, 'outside-loop'), () => path.join(home, 'missing.txt')],
+    ['a device outside', () => '/dev/zero', () => '/dev/no-such-device'],
+    [
+      'a denied file outside, by name',
+      () => path.join(home, '.ssh', 'id_ed25519'),
+      () => path.join(home, '.ssh', 'id_missing'),
+    ],
+    ['a symlink in the root to a denied file outside, or to a missing one', () => 'link-key', () => 'dangling-key'],
+    [
+      'a symlink outside the roots into a denied folder, or no symlink at all',
+      () => path.join(home, 'outside-link-to-ssh', 'config'),
+      () => path.join(home, 'no-link', 'config'),
+    ],
+    ['a denied name inside the root', () => '.env', () => '.env.gone'],
+    ['a symlink in the root to a denied name, or to a missing one', () => 'alias-env', () => 'alias-env-gone'],
+  ];
+  for (const [name, there, notThere] of pairs) {
+    it(name, async () => {
+      expect(await shape(notThere())).toEqual(await shape(there()));
+    });
+  }
+
+  it('outside the roots, every refusal is the one answer, exists or not', async () => {
+    for (const p of [path.join(home, 'outside.txt'), path.join(home, 'missing.txt'), 'dangling-out', 'link-key']) {
+      expect((await refusal(p)).reason, p).toBe('outside_roots');
+    }
+  });
+
+  it('a missing file inside the roots is not_found, a symlink loop inside too', async () => {
+    expect((await refusal('nope.txt')).reason).toBe('not_found');
+    expect((await refusal('sub/nope/deeper.txt')).reason).toBe('not_found');
+    expect((await refusal('inside-loop')).reason).toBe('not_found');
   });
 });
 

@@ -1,6 +1,7 @@
 import { type Command, CommanderError } from 'commander';
 import { CairnClient, CairnError } from '../../client/index.js';
 import { withExamples } from '../help.js';
+import { stderrLine, stdoutLine, visible } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
 import { colourEnabled, type Paint, painter } from './format.js';
 import { type GlobalOptions, missingKeyMessage, resolveSettings, type Settings } from './settings.js';
@@ -41,9 +42,9 @@ export function makeOutput(json: boolean): Pick<Ctx, 'json' | 'paint' | 'print' 
   return {
     json,
     paint: painter(!json && colourEnabled(process.stdout)),
-    print: (text) => process.stdout.write(`${text}\n`),
-    printJson: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
-    note: (text) => process.stderr.write(`${text}\n`),
+    print: stdoutLine,
+    printJson: (value) => stdoutLine(JSON.stringify(value, null, 2)),
+    note: stderrLine,
   };
 }
 
@@ -94,11 +95,12 @@ export function reportFailure(err: unknown, settings: Pick<Settings, 'apiUrl' | 
     if (err.code === 'unauthorized' && settings.keySource) {
       lines.push(`hint: the key from ${settings.keySource} was refused; run \`cairn login\` for a new one.`);
     }
-    process.stderr.write(`${lines.join('\n')}\n`);
+    // One line each, whatever the message quotes.
+    stderrLine(lines.map(visible).join('\n'));
     return;
   }
   if (err instanceof Error) {
-    process.stderr.write(`error: ${err.message}\n`);
+    stderrLine(`error: ${visible(err.message)}`);
     return;
   }
   throw err;

@@ -1,3 +1,5 @@
+import { styleMark, visible } from '../terminal-text.js';
+
 /** Human renderings of sizes, times and tables, with colour only where a person is looking. */
 
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
@@ -74,11 +76,15 @@ export function colourEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEn
 
 export type Paint = (style: Style | null, text: string) => string;
 
+/**
+ * Paints with marks that the output's last pass (forTerminal, terminal-text.ts) turns into
+ * colour after it has escaped every control character that came with the text.
+ */
 export function painter(enabled: boolean): Paint {
   return (style, text) => {
     if (!enabled || style === null || text === '') return text;
     const [on, off] = SGR[style];
-    return `\u001b[${on}m${text}\u001b[${off}m`;
+    return `${styleMark(on)}${text}${styleMark(off)}`;
   };
 }
 
@@ -90,9 +96,13 @@ export interface Column<T> {
   right?: boolean;
 }
 
-/** Aligned columns; widths are measured on the plain text so colour codes never skew them. */
+/**
+ * Aligned columns; widths are measured on the plain text so colour codes never skew them. Cells
+ * are escaped first (terminal-text.ts), as they will be shown, and a line feed in one cannot
+ * break its row.
+ */
 export function renderTable<T>(rows: T[], columns: Column<T>[], paint: Paint): string {
-  const cells = rows.map((r) => columns.map((c) => c.value(r)));
+  const cells = rows.map((r) => columns.map((c) => visible(c.value(r))));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => (row[i] ?? '').length)));
   const line = (vals: string[], styleOf: (i: number) => Style | null) =>
     vals
@@ -114,8 +124,8 @@ export function renderTable<T>(rows: T[], columns: Column<T>[], paint: Paint): s
   return out.join('\n');
 }
 
-/** "Label   value" lines with the labels aligned. */
+/** "Label   value" lines with the labels aligned; a value is escaped whole, line feeds included. */
 export function renderFields(fields: [string, string][], paint: Paint): string {
   const width = Math.max(...fields.map(([k]) => k.length));
-  return fields.map(([k, v]) => `${paint('dim', k.padEnd(width))}  ${v}`).join('\n');
+  return fields.map(([k, v]) => `${paint('dim', k.padEnd(width))}  ${visible(v)}`).join('\n');
 }

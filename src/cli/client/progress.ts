@@ -1,3 +1,4 @@
+import { visible } from '../terminal-text.js';
 import { formatBytes } from './format.js';
 
 /** Transfers at least this large get a progress bar (when stderr is a terminal). */
@@ -36,12 +37,16 @@ export class ProgressBar implements Progress {
   private lastDraw = 0;
   private readonly started: number;
 
+  private readonly label: string;
+
   constructor(
-    private readonly label: string,
+    label: string,
     private total: number,
     private readonly stream: ProgressStream,
     private readonly now: () => number = Date.now,
   ) {
+    // A file's name, written where the bar is: escaped like all the CLI's output (terminal-text.ts).
+    this.label = visible(label);
     this.started = now();
   }
 

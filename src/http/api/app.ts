@@ -6,6 +6,7 @@ import { LIMITS } from '../../core/plans.js';
 import { installAdmission } from '../auth.js';
 import { installErrorHandling } from '../errors.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
+import { refuseInvalidBoundary } from '../multipart-boundary.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
@@ -39,6 +40,8 @@ export async function buildApiApp(core: Core, opts: ListenerOptions): Promise<Fa
     limits: { fileSize: LIMITS.multipartBytes + 1024 * 1024, files: 1, fields: 16, parts: 20, fieldSize: 64 * 1024 },
     throwFileSizeLimit: true,
   });
+  // On every route of this origin (the upload route reads parts; any other refuses the body later).
+  app.addHook('preValidation', refuseInvalidBoundary);
   // JSON and multipart are the only bodies the API takes; text/plain would otherwise be parsed too.
   app.removeContentTypeParser('text/plain');
   installAdmission(app, core);
