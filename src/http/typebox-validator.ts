@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { FastifySchemaCompiler } from 'fastify';
+import { requestComponents } from './api/schemas.js';
 
 /**
  * A route validator built from the same TypeBox schemas that document the route, with two
@@ -14,7 +15,8 @@ export function typeboxValidator(
 ): FastifySchemaCompiler<any> {
   return ({ schema, httpPart }) => {
     if (opts.only && !opts.only.includes(httpPart ?? '')) return (data: unknown) => ({ value: data });
-    const check = TypeCompiler.Compile(schema as TSchema);
+    // A part may be a `Type.Ref` to a named request shape; TypeBox resolves it among them.
+    const check = TypeCompiler.Compile(schema as TSchema, requestComponents);
     return (data: unknown) => {
       if (httpPart === 'body' && (data === undefined || data === null) && opts.optionalBody) return { value: data };
       if (check.Check(data)) return { value: data };

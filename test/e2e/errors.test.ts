@@ -226,9 +226,9 @@ describe('GET /v1/openapi.json', () => {
       enum?: string[];
       required?: string[];
     };
-    const schemas = Object.values(doc.components.schemas as Record<string, Schema>);
-    const artifact = schemas.find((x) => x.properties?.artifact_id)!;
-    const session = schemas.find((x) => x.properties?.is_sealed)!;
+    const schemas = doc.components.schemas as Record<string, Schema>;
+    const artifact = schemas.Artifact!;
+    const session = schemas.Session!;
     const types = (x: Schema | undefined) => [x?.type].flat();
     for (const field of ['session_id', 'agent_id', 'expires_at']) {
       expect(types(artifact.properties![field]), field).toEqual(['string', 'null']);
@@ -241,7 +241,9 @@ describe('GET /v1/openapi.json', () => {
     expect(page.required?.sort()).toEqual(['public_url', 'visibility']);
     expect(page.properties!.visibility!.enum).toEqual(['unlisted', 'public']);
     expect(types(session.properties!.sealed_at)).toEqual(['string', 'null']);
-    const list = doc.paths['/v1/artifacts'].get.responses['200'].content['application/json'].schema as Schema;
-    expect(types(list.properties!.next_cursor)).toEqual(['string', 'null']);
+    expect(doc.paths['/v1/artifacts'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ArtifactList',
+    });
+    expect(types(schemas.Pagination!.properties!.next_cursor)).toEqual(['string', 'null']);
   });
 });

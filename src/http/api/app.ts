@@ -7,13 +7,14 @@ import { installAdmission } from '../auth.js';
 import { installErrorHandling } from '../errors.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { refuseInvalidBoundary } from '../multipart-boundary.js';
+import { finishDocument } from './openapi-document.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
 import { presignedRoutes } from './routes/presigned.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { uploadRoutes } from './routes/upload.js';
-import { ArtifactRecord, ErrorEnvelope, SessionRecord } from './schemas.js';
+import { components } from './schemas.js';
 import { strictQuerystring } from './strict-query.js';
 
 /** The API origin: `/health`, `/v1/*`, and the OpenAPI document generated from the route schemas. */
@@ -31,10 +32,11 @@ export async function buildApiApp(core: Core, opts: ListenerOptions): Promise<Fa
       servers: [{ url: core.deps.origins.api }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'ak_live_… API key' } } },
     },
+    // Components are named by their `$id` (schemas.ts), not numbered: generated clients use the names.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transformObject: finishDocument,
   });
-  app.addSchema(ErrorEnvelope);
-  app.addSchema(ArtifactRecord);
-  app.addSchema(SessionRecord);
+  for (const schema of components) app.addSchema(schema);
   await app.register(multipart, {
     // Our own streaming check stops at 500 MB; busboy's limit sits above it so it never truncates silently first.
     limits: { fileSize: LIMITS.multipartBytes + 1024 * 1024, files: 1, fields: 16, parts: 20, fieldSize: 64 * 1024 },

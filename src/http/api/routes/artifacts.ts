@@ -9,6 +9,7 @@ import {
   ArtifactList,
   ArtifactRecord,
   artifactErrors,
+  authErrors,
   CreateLinkBody,
   DeleteResult,
   DownloadUrl,
@@ -25,14 +26,23 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
     {
       config: auth,
       schema: {
+        operationId: 'listArtifacts',
         summary: 'List artifacts',
         description:
-          'Newest first (`created_at DESC, artifact_id DESC`), keyset-paginated. Filters combine with AND; ' +
-          'at most one `metadata.<key>=<value>`. Unknown parameters are refused.',
+          'Newest first (`created_at DESC, artifact_id DESC`), keyset-paginated. Filters combine with AND. ' +
+          'Unknown parameters are refused.\n\n' +
+          '**Metadata filter** `metadata.<key>=<value>` (at most one per query; `<key>` matches ' +
+          '`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`): an exact match on one metadata key, e.g. `metadata.kind=report`. ' +
+          'It matches a stored string equal to the value, or a number or boolean whose JSON text is the value ' +
+          '(`metadata.attempt=3`, `metadata.final=true`). OpenAPI cannot name such a parameter, so it is not in ' +
+          'the parameter list: add it to the query string yourself.',
         tags: ['artifacts'],
         security,
         querystring: ListArtifactsQuery,
-        response: { 200: ArtifactList, ...artifactErrors },
+        response: {
+          200: Type.Ref(ArtifactList, { description: 'A page of artifacts; deleted and expired ones never appear.' }),
+          ...authErrors,
+        },
       },
     },
     async (request) => core.artifacts.list(callerOf(request), request.query as RawQuery),
@@ -43,11 +53,13 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
     {
       config: auth,
       schema: {
+        operationId: 'getArtifact',
         summary: 'Get an artifact record (with its page summary)',
+        description: 'The record of a live artifact; `page` is its public page, or null.',
         tags: ['artifacts'],
         security,
         params: ArtifactIdParams,
-        response: { 200: Type.Ref(ArtifactRecord), ...artifactErrors },
+        response: { 200: Type.Ref(ArtifactRecord, { description: 'The artifact record.' }), ...artifactErrors },
       },
     },
     async (request) => core.artifacts.get(callerOf(request), (request.params as { id: string }).id),
@@ -58,12 +70,16 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
     {
       config: auth,
       schema: {
+        operationId: 'deleteArtifact',
         summary: 'Soft-delete an artifact',
         description: 'It vanishes at once from lists, downloads, links and pages; bytes are removed 30 days later.',
         tags: ['artifacts'],
         security,
         params: ArtifactIdParams,
-        response: { 200: DeleteResult, ...artifactErrors },
+        response: {
+          200: Type.Ref(DeleteResult, { description: 'Deleted. Deleting again is 410 `artifact_already_deleted`.' }),
+          ...artifactErrors,
+        },
       },
     },
     async (request) => core.artifacts.softDelete(callerOf(request), (request.params as { id: string }).id),
@@ -74,11 +90,18 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
     {
       config: auth,
       schema: {
+        operationId: 'getDownloadUrl',
         summary: 'Get a private signed download URL (one hour)',
+        description:
+          'A URL on the content origin, signed and valid for one hour, that serves the bytes without a key ' +
+          '(single ranges, `ETag`, `Content-Disposition: attachment`).',
         tags: ['artifacts'],
         security,
         params: ArtifactIdParams,
-        response: { 200: DownloadUrl, ...artifactErrors },
+        response: {
+          200: Type.Ref(DownloadUrl, { description: 'The signed URL and what it serves.' }),
+          ...artifactErrors,
+        },
       },
     },
     async (request) => core.sharing.downloadUrl(callerOf(request), (request.params as { id: string }).id),
@@ -89,13 +112,15 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
     {
       config: auth,
       schema: {
+        operationId: 'createLink',
         summary: 'Create a shareable download link',
-        description: 'Default lifetime 7 days, at most 30 days. Counts against the plan’s active links.',
+        description:
+          'Default lifetime 7 days, at most 30 days. Counts against the plan’s active links. The body is optional.',
         tags: ['artifacts'],
         security,
         params: ArtifactIdParams,
-        body: CreateLinkBody,
-        response: { 201: LinkRecord, ...artifactErrors },
+        body: Type.Ref(CreateLinkBody),
+        response: { 201: Type.Ref(LinkRecord, { description: 'The new link.' }), ...artifactErrors },
       },
       validatorCompiler: typeboxValidator({ optionalBody: true }),
     },

@@ -2,16 +2,18 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
 import { callerOf } from '../../auth.js';
-import { authErrors, WhoAmI } from '../schemas.js';
+import { authErrors, Health, WhoAmI } from '../schemas.js';
 
 export function metaRoutes(app: FastifyInstance, core: Core): void {
   app.get(
     '/health',
     {
       schema: {
+        operationId: 'getHealth',
         summary: 'Health check',
+        description: 'No key. 200 while the server takes requests.',
         tags: ['meta'],
-        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+        response: { 200: Type.Ref(Health, { description: 'The server is up.' }) },
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -22,10 +24,12 @@ export function metaRoutes(app: FastifyInstance, core: Core): void {
     {
       config: { auth: true },
       schema: {
+        operationId: 'getWhoami',
         summary: 'Verify the key; tenant, plan, usage and limits',
+        description: 'The tenant the key belongs to, its plan, this month’s usage and the plan’s limits.',
         tags: ['meta'],
         security: [{ bearer: [] }],
-        response: { 200: WhoAmI, ...authErrors },
+        response: { 200: Type.Ref(WhoAmI, { description: 'The tenant, its usage and limits.' }), ...authErrors },
       },
     },
     async (request) => core.tenants.whoami(callerOf(request)),

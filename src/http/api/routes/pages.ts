@@ -7,9 +7,15 @@ import {
   ArtifactIdParams,
   artifactErrors,
   ErrorEnvelope,
+  errorResponse,
+  GateInfo,
   PublishBody,
   PublishResult,
+  ReportBody,
+  ReportReceipt,
   SlugParams,
+  UnlockBody,
+  UnlockResult,
   UnpublishResult,
 } from '../schemas.js';
 
@@ -20,7 +26,10 @@ const publishForbidden = Type.Ref(ErrorEnvelope, {
     '`tenant_suspended`, or `page_taken_down` (an operator took this page down; publishing it is refused ' +
     'until the operator restores it).',
 });
-const publicErrors = { 404: Type.Ref(ErrorEnvelope), 429: Type.Ref(ErrorEnvelope) };
+const publicErrors = {
+  404: errorResponse('`artifact_not_found`: no live page has this slug (whatever the reason).'),
+  429: errorResponse('`rate_limited`: too many calls from this client; `Retry-After` says when to try again.'),
+};
 
 /** A report body is read up to this size; a larger one is answered 202 and not forwarded. */
 export const REPORT_BODY_MAX = 64 * 1024;
@@ -80,6 +89,7 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
       // Publishing is not counted against the monthly quota, but is refused once the quota is reached.
       config: { auth: true, quota: 'check' },
       schema: {
+        operationId: 'publishArtifact',
         summary: 'Publish an artifact as a public page (upsert)',
         description:
           'Creates the page `{viewer}/a/<slug>` or updates its title, visibility and access; the slug is kept ' +
@@ -88,8 +98,12 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
         tags: ['pages'],
         security,
         params: ArtifactIdParams,
-        body: PublishBody,
-        response: { 200: PublishResult, ...artifactErrors, 403: publishForbidden },
+        body: Type.Ref(PublishBody),
+        response: {
+          200: Type.Ref(PublishResult, { description: 'The page, created or updated.' }),
+          ...artifactErrors,
+          403: publishForbidden,
+        },
       },
     },
     async (request) => core.pages.publish(callerOf(request), (request.params as { id: string }).id, request.body),
@@ -101,12 +115,17 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
       // Never refused for quota: a tenant at its limit must still be able to take a page down.
       config: { auth: true, quota: 'skip' },
       schema: {
+        operationId: 'unpublishArtifact',
         summary: 'Unpublish a page (idempotent)',
         description: "The id is the artifact id (`art_…`) or the page slug (`pg_…`), within the caller's tenant.",
         tags: ['pages'],
         security,
         params: Type.Object({ id: Type.String({ description: 'art_… or pg_…' }) }),
-        response: { 200: UnpublishResult, ...artifactErrors },
+        response: {
+          200: Type.Ref(UnpublishResult, { description: 'The page is offline (also when it already was).' }),
+          ...artifactErrors,
+          404: errorResponse('`artifact_not_found`: this tenant has no page for the id.'),
+        },
       },
     },
     async (request) => core.pages.unpublish(callerOf(request), (request.params as { id: string }).id),
@@ -117,13 +136,15 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
     {
       config: { publicPage: true },
       schema: {
+        operationId: 'getPageGateInfo',
         summary: 'Is this a live password page?',
         description: '200 only for a live page with access=password; everything else is the same 404.',
         tags: ['public pages'],
         params: SlugParams,
         response: {
-          200: Type.Object({ exists: Type.Literal(true), access: Type.Literal('password') }),
+          200: Type.Ref(GateInfo, { description: 'A live page behind a password.' }),
           ...publicErrors,
+          404: errorResponse('`artifact_not_found`: not a live password page (whatever the reason).'),
         },
       },
     },
@@ -135,6 +156,7 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
     {
       config: { publicPage: true },
       schema: {
+        operationId: 'unlockPage',
         summary: 'Trade a page password for a content token',
         description:
           'The token (HS256 JWT, 300 s) goes to `{content}/c/<slug>?token=…`; it stops working at once when the ' +
@@ -142,12 +164,15 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
           'before any hashing.',
         tags: ['public pages'],
         params: SlugParams,
-        body: Type.Object({ password: Type.String() }, { additionalProperties: true }),
+        body: Type.Ref(UnlockBody),
         response: {
-          200: Type.Object({ content_token: Type.String(), expires_in: Type.Integer() }),
-          400: Type.Ref(ErrorEnvelope),
-          401: Type.Ref(ErrorEnvelope),
+          200: Type.Ref(UnlockResult, { description: 'The password is right: a token for the content origin.' }),
+          400: errorResponse('`invalid_request`: a missing or empty password, or malformed JSON.'),
+          401: errorResponse('`unauthorized`: wrong password.'),
           ...publicErrors,
+          429: errorResponse(
+            '`rate_limited`: over 10 attempts a minute for this page or 30 for this client; see `Retry-After`.',
+          ),
         },
       },
     },
@@ -163,6 +188,7 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
       {
         config: { publicPage: true },
         schema: {
+          operationId: 'reportPage',
           summary: 'Report a page to the operators',
           description:
             'Always 202, whether or not the page exists, whatever the body (malformed, absent, over 64 KiB); 429 ' +
@@ -171,11 +197,11 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
             'Only reports about live pages, at most 20 an hour per IP, are forwarded to the operators.',
           tags: ['public pages'],
           params: SlugParams,
-          body: Type.Object(
-            { reason: Type.Optional(Type.Unknown()), detail: Type.Optional(Type.Unknown()) },
-            { additionalProperties: true },
-          ),
-          response: { 202: Type.Object({ received: Type.Literal(true) }), 429: Type.Ref(ErrorEnvelope) },
+          body: Type.Ref(ReportBody),
+          response: {
+            202: Type.Ref(ReportReceipt, { description: 'Received (always, whatever the slug or body).' }),
+            429: errorResponse('`rate_limited`: over 5 reports an hour from this client about this page.'),
+          },
         },
         validatorCompiler: () => (data: unknown) => ({ value: data }),
       },

@@ -2,36 +2,19 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
 import { callerOf } from '../../auth.js';
-import { ArtifactIdParams, ArtifactRecord, artifactErrors, ErrorEnvelope } from '../schemas.js';
+import { typeboxValidator } from '../../typebox-validator.js';
+import {
+  ArtifactIdParams,
+  ArtifactRecord,
+  artifactErrors,
+  authErrors,
+  errorResponse,
+  UploadReceipt,
+  UploadTicket,
+  UploadUrlBody,
+} from '../schemas.js';
 
 const security = [{ bearer: [] }];
-
-export const UploadUrlBody = Type.Object(
-  {
-    filename: Type.String({ minLength: 1 }),
-    size_bytes: Type.Integer({
-      minimum: 1,
-      maximum: 5 * 1024 ** 3,
-      description: 'Exact size of the file, at most 5 GiB.',
-    }),
-    content_type: Type.Optional(Type.String()),
-    session_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    agent_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    ttl: Type.Optional(Type.String()),
-    transcript: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-
-const UploadTicket = Type.Object({
-  artifact_id: Type.String(),
-  status: Type.Literal('pending'),
-  upload_url: Type.String(),
-  upload_expires_at: Type.String({ format: 'date-time' }),
-  upload_method: Type.Literal('PUT'),
-  upload_headers: Type.Record(Type.String(), Type.String()),
-});
 
 /** Presigned uploads for large files: upload-url → PUT → complete. */
 export function presignedRoutes(app: FastifyInstance, core: Core): void {
@@ -40,14 +23,20 @@ export function presignedRoutes(app: FastifyInstance, core: Core): void {
     {
       config: { auth: true },
       schema: {
+        operationId: 'requestUploadUrl',
         summary: 'Start a presigned upload (Pro; up to 5 GiB)',
         description:
           'Creates a pending artifact and returns a URL to PUT exactly `size_bytes` to, with `upload_headers`. ' +
           'Then call complete. Free tenants get quota_exceeded.',
         tags: ['artifacts'],
         security,
-        body: UploadUrlBody,
-        response: { 201: UploadTicket, 409: Type.Ref(ErrorEnvelope), ...artifactErrors },
+        body: Type.Ref(UploadUrlBody),
+        response: {
+          201: Type.Ref(UploadTicket, { description: 'A pending artifact and where to PUT its bytes.' }),
+          409: errorResponse('`session_sealed`: the session named is sealed.'),
+          ...authErrors,
+          400: errorResponse('`invalid_request` or `ttl_exceeds_plan_limit`: a missing or invalid field.'),
+        },
       },
     },
     async (request, reply) => {
@@ -71,6 +60,7 @@ export function presignedRoutes(app: FastifyInstance, core: Core): void {
     {
       config: { auth: true },
       schema: {
+        operationId: 'completeUpload',
         summary: 'Finish a presigned upload',
         description:
           'Hashes what arrived, dedups it and makes the artifact visible. Idempotent: again returns the same record. ' +
@@ -78,7 +68,11 @@ export function presignedRoutes(app: FastifyInstance, core: Core): void {
         tags: ['artifacts'],
         security,
         params: ArtifactIdParams,
-        response: { 200: Type.Ref(ArtifactRecord), 409: Type.Ref(ErrorEnvelope), ...artifactErrors },
+        response: {
+          200: Type.Ref(ArtifactRecord, { description: 'The artifact, now visible (the same record when repeated).' }),
+          409: errorResponse('`upload_not_found`: the bytes have not arrived (yet).'),
+          ...artifactErrors,
+        },
       },
     },
     async (request) => core.presigned.complete(callerOf(request), (request.params as { id: string }).id),
@@ -93,21 +87,44 @@ export function presignedRoutes(app: FastifyInstance, core: Core): void {
       '/v1/uploads/:id',
       {
         schema: {
+          operationId: 'putUpload',
           summary: 'Receive the bytes of a presigned upload (signed URL; no API key)',
+          description:
+            'The `upload_url` of a ticket when the blob store cannot sign URLs itself (the local folder). Send ' +
+            'exactly `size_bytes` bytes with the ticket’s `upload_headers`; then call completeUpload.',
           tags: ['artifacts'],
-          params: Type.Object({ id: Type.String() }),
+          params: Type.Object({ id: Type.String({ description: 'The pending artifact id, art_…' }) }),
           querystring: Type.Object(
-            { exp: Type.Optional(Type.String()), sig: Type.Optional(Type.String()) },
+            {
+              exp: Type.Optional(Type.String({ description: 'Expiry of the signature (from upload_url).' })),
+              sig: Type.Optional(Type.String({ description: 'The signature (from upload_url).' })),
+            },
             { additionalProperties: false },
           ),
+          body: {
+            content: {
+              'application/octet-stream': {
+                schema: Type.Unsafe<string>({
+                  type: 'string',
+                  format: 'binary',
+                  description: 'Exactly `size_bytes` bytes, of any content type.',
+                }),
+              },
+            },
+          },
           response: {
-            200: Type.Object({ artifact_id: Type.String(), size_bytes: Type.Integer() }),
-            409: Type.Ref(ErrorEnvelope),
-            413: Type.Ref(ErrorEnvelope),
+            200: Type.Ref(UploadReceipt, { description: 'The bytes are staged; call completeUpload next.' }),
+            400: errorResponse('`invalid_request`: fewer bytes arrived than the ticket’s `size_bytes`.'),
+            409: errorResponse(
+              '`upload_not_found`: the URL is invalid or expired, or the upload is completed or removed.',
+            ),
+            413: errorResponse('`file_too_large`: more bytes than the ticket’s `size_bytes`.'),
             // The tenant's large uploads in flight are all taken (UploadSlots).
-            429: Type.Ref(ErrorEnvelope),
+            429: errorResponse('`rate_limited`: too many large uploads of this tenant are in flight.'),
           },
         },
+        // The body is documented above and streamed by the handler, never parsed or validated here.
+        validatorCompiler: typeboxValidator({ only: ['params', 'querystring'] }),
       },
       async (request) => {
         const { id } = request.params as { id: string };

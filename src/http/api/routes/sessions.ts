@@ -3,14 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
 import type { RawQuery } from '../../../core/list-query.js';
 import { callerOf } from '../../auth.js';
-import {
-  authErrors,
-  ErrorEnvelope,
-  ListSessionsQuery,
-  SealResult,
-  SessionIdParams,
-  SessionRecord,
-} from '../schemas.js';
+import { authErrors, errorResponse, ListSessionsQuery, SealResult, SessionIdParams, SessionList } from '../schemas.js';
 
 const security = [{ bearer: [] }];
 
@@ -20,18 +13,14 @@ export function sessionRoutes(app: FastifyInstance, core: Core): void {
     {
       config: { auth: true },
       schema: {
+        operationId: 'listSessions',
         summary: 'List sessions',
         description: 'Most recently active first (`last_artifact_at DESC, session_id DESC`), keyset-paginated.',
         tags: ['sessions'],
         security,
         querystring: ListSessionsQuery,
         response: {
-          200: Type.Object({
-            sessions: Type.Array(Type.Ref(SessionRecord)),
-            next_cursor: Type.Union([Type.String(), Type.Null()]),
-            has_more: Type.Boolean(),
-          }),
-          400: Type.Ref(ErrorEnvelope),
+          200: Type.Ref(SessionList, { description: 'A page of sessions.' }),
           ...authErrors,
         },
       },
@@ -44,12 +33,17 @@ export function sessionRoutes(app: FastifyInstance, core: Core): void {
     {
       config: { auth: true },
       schema: {
+        operationId: 'sealSession',
         summary: 'Seal a session (irreversible)',
         description: 'Later uploads naming it get 409 session_sealed. Sealing again returns the original sealed_at.',
         tags: ['sessions'],
         security,
         params: SessionIdParams,
-        response: { 200: SealResult, 404: Type.Ref(ErrorEnvelope), ...authErrors },
+        response: {
+          200: Type.Ref(SealResult, { description: 'Sealed (now or before).' }),
+          404: errorResponse('`session_not_found`: no artifact names this session.'),
+          ...authErrors,
+        },
       },
     },
     async (request) => core.sessions.seal(callerOf(request), (request.params as { id: string }).id),

@@ -12,7 +12,7 @@ import { decodeBase64, parseMetadataField } from '../../../core/validation.js';
 import type { StagedBlob } from '../../../ports/blob-store.js';
 import { callerOf } from '../../auth.js';
 import { typeboxValidator } from '../../typebox-validator.js';
-import { ArtifactRecord, artifactErrors, ErrorEnvelope, JsonUploadBody, MultipartUploadBody } from '../schemas.js';
+import { ArtifactRecord, authErrors, errorResponse, JsonUploadBody, MultipartUploadBody } from '../schemas.js';
 
 type JsonUpload = typeof JsonUploadBody.static;
 
@@ -35,24 +35,37 @@ export function uploadRoutes(app: FastifyInstance, core: Core): void {
       config: { auth: true },
       bodyLimit: JSON_BODY_LIMIT,
       schema: {
+        operationId: 'uploadArtifact',
         summary: 'Upload an artifact',
         description:
           'multipart/form-data (part `file`, up to 500 MB, streamed) or a JSON body with base64 `content` (up to 10 MB decoded). ' +
           'An `Idempotency-Key` header replays the original response for 24 hours.',
         tags: ['artifacts'],
-        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+        security: [{ bearer: [] }],
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              description: '1-255 printable ASCII characters; a repeat within 24 hours replays the answer.',
+            }),
+          ),
+        }),
         body: {
           content: {
-            'application/json': { schema: JsonUploadBody },
-            'multipart/form-data': { schema: MultipartUploadBody },
+            'application/json': { schema: Type.Ref(JsonUploadBody) },
+            'multipart/form-data': { schema: Type.Ref(MultipartUploadBody) },
           },
         },
         response: {
-          201: Type.Ref(ArtifactRecord),
-          409: Type.Ref(ErrorEnvelope),
-          413: Type.Ref(ErrorEnvelope),
-          415: Type.Ref(ErrorEnvelope),
-          ...artifactErrors,
+          201: Type.Ref(ArtifactRecord, {
+            description: 'Stored (or, with `Idempotent-Replayed: true`, the answer to the same Idempotency-Key).',
+          }),
+          409: errorResponse('`session_sealed`: the session named is sealed.'),
+          413: errorResponse('`file_too_large`: over 500 MB (multipart) or 10 MB decoded (JSON).'),
+          415: errorResponse('`unsupported_media_type`: neither multipart/form-data nor JSON.'),
+          ...authErrors,
+          400: errorResponse(
+            '`invalid_request` (a missing or invalid field, malformed JSON or base64) or `ttl_exceeds_plan_limit`.',
+          ),
         },
       },
       // The body schemas above document both forms; multipart is streamed and checked field by

@@ -1,0 +1,176 @@
+/**
+ * A client generated from the served OpenAPI document, used the way an outside developer would:
+ * types from `openapi-typescript`, calls through `openapi-fetch`. test/e2e/openapi-client.test.ts
+ * writes `cairn-api.ts` next to a copy of this file, type-checks both with `tsc --strict`, and then
+ * runs `callEveryOperation` against a live server. So the document must name every operation
+ * (the `Record<keyof operations, …>` below has a key for each operationId, no more, no less), and
+ * the fields used here and the SDK's record types must still fit what the document says.
+ */
+import createClient from 'openapi-fetch';
+import type * as Sdk from '../../src/client/types.js';
+import type { components, operations, paths } from './cairn-api.js';
+
+type Schemas = components['schemas'];
+
+// Each response shape the document names fits the TypeScript SDK's type for it.
+export const fitsSdk = {
+  artifact: (x: Schemas['Artifact']): Sdk.ArtifactRecord => x,
+  artifactList: (x: Schemas['ArtifactList']): Sdk.ArtifactList => x,
+  session: (x: Schemas['Session']): Sdk.SessionRecord => x,
+  sessionList: (x: Schemas['SessionList']): Sdk.SessionList => x,
+  whoami: (x: Schemas['WhoAmI']): Sdk.WhoAmI => x,
+  downloadUrl: (x: Schemas['DownloadUrl']): Sdk.DownloadUrl => x,
+  link: (x: Schemas['Link']): Sdk.LinkRecord => x,
+  deleted: (x: Schemas['DeleteResult']): Sdk.DeleteResult => x,
+  sealed: (x: Schemas['SealResult']): Sdk.SealResult => x,
+  ticket: (x: Schemas['UploadTicket']): Sdk.UploadTicket => x,
+  published: (x: Schemas['PublishResult']): Sdk.PublishResult => x,
+  unpublished: (x: Schemas['UnpublishResult']): Sdk.UnpublishResult => x,
+  gateInfo: (x: Schemas['GateInfo']): Sdk.GateInfo => x,
+  unlocked: (x: Schemas['UnlockResult']): Sdk.UnlockResult => x,
+  error: (x: Schemas['ErrorEnvelope']): { error: { code: string; message: string; status: number } } => x,
+};
+
+/** What a call answered: the HTTP status, and the data the test checks. */
+export interface Outcome {
+  status: number;
+  detail?: unknown;
+}
+
+function fail(what: string, error: unknown): never {
+  throw new Error(`${what}: ${JSON.stringify(error)}`);
+}
+
+/**
+ * Calls every operation once, in an order that lets each use what the earlier ones made, and
+ * returns each one's outcome by operationId. The key must be a Pro tenant's (presigned uploads
+ * and password pages are Pro features).
+ */
+export async function callEveryOperation(baseUrl: string, apiKey: string): Promise<Record<keyof operations, Outcome>> {
+  const cairn = createClient<paths>({ baseUrl, headers: { authorization: `Bearer ${apiKey}` } });
+  const anonymous = createClient<paths>({ baseUrl });
+
+  const health = await anonymous.GET('/health');
+  const whoami = await cairn.GET('/v1/whoami');
+  if (!whoami.data) fail('whoami', whoami.error);
+  const plan: 'free' | 'pro' = whoami.data.plan;
+
+  const note = await cairn.POST('/v1/artifacts', {
+    body: {
+      filename: 'notes.md',
+      content: Buffer.from('# Notes\n').toString('base64'),
+      content_type: 'text/markdown',
+      session_id: 'openapi-run',
+      metadata: { kind: 'report' },
+    },
+    headers: { 'idempotency-key': 'openapi-notes' },
+  });
+  if (!note.data) fail('uploadArtifact (JSON)', note.error);
+  const id: string = note.data.artifact_id;
+
+  // The multipart form of the same operation: the document's field names, sent as a form.
+  const form = await cairn.POST('/v1/artifacts', {
+    body: { file: 'multipart bytes', filename: 'form.txt', session_id: 'openapi-run' },
+    bodySerializer(body) {
+      const fd = new FormData();
+      if ('file' in body) {
+        if (body.filename !== undefined) fd.append('filename', body.filename);
+        if (body.session_id !== undefined) fd.append('session_id', body.session_id);
+        fd.append('file', new Blob([body.file]), 'form.txt');
+      }
+      return fd;
+    },
+  });
+  if (!form.data) fail('uploadArtifact (multipart)', form.error);
+
+  // `metadata.<key>` is not a named parameter (see the operation's description): it goes into
+  // the query string next to the typed ones.
+  const list = await cairn.GET('/v1/artifacts', {
+    params: { query: { limit: '10', session_id: 'openapi-run' } },
+    querySerializer: (query) => `${new URLSearchParams(query)}&metadata.kind=report`,
+  });
+  if (!list.data) fail('listArtifacts', list.error);
+  const listed: string[] = list.data.artifacts.map((a) => a.artifact_id);
+  const hasMore: boolean = list.data.has_more;
+
+  const got = await cairn.GET('/v1/artifacts/{id}', { params: { path: { id } } });
+  const page: { public_url: string } | null | undefined = got.data?.page;
+  const download = await cairn.GET('/v1/artifacts/{id}/download-url', { params: { path: { id } } });
+  const downloadUrl: string | undefined = download.data?.download_url;
+  // The body is optional (the default lifetime then applies).
+  const link = await cairn.POST('/v1/artifacts/{id}/links', { params: { path: { id } } });
+  const shortLink = await cairn.POST('/v1/artifacts/{id}/links', {
+    params: { path: { id } },
+    body: { expires_in: 60 },
+  });
+  const linkId: string | undefined = link.data?.link_id;
+
+  const sessions = await cairn.GET('/v1/sessions', { params: { query: { limit: '5' } } });
+  const sessionCounts = sessions.data?.sessions.map((s) => [s.session_id, s.artifact_count] as const);
+
+  const ticket = await cairn.POST('/v1/artifacts/upload-url', {
+    body: { filename: 'big.bin', size_bytes: 5, session_id: 'openapi-run' },
+  });
+  if (!ticket.data) fail('requestUploadUrl', ticket.error);
+  // The local blob folder cannot sign URLs, so the ticket points at Cairn's own PUT operation.
+  const target = new URL(ticket.data.upload_url);
+  const put = await anonymous.PUT('/v1/uploads/{id}', {
+    params: {
+      path: { id: ticket.data.artifact_id },
+      query: { exp: target.searchParams.get('exp') ?? '', sig: target.searchParams.get('sig') ?? '' },
+    },
+    body: 'bytes',
+    bodySerializer: (body) => body,
+    headers: { 'content-type': 'application/octet-stream', ...ticket.data.upload_headers },
+  });
+  const complete = await cairn.POST('/v1/artifacts/{id}/complete', {
+    params: { path: { id: ticket.data.artifact_id } },
+  });
+  const completedSize: number | undefined = complete.data?.size_bytes;
+
+  const published = await cairn.POST('/v1/artifacts/{id}/publish', {
+    params: { path: { id } },
+    body: { visibility: 'unlisted', access: 'password', password: 'open sesame', title: 'Notes' },
+  });
+  if (!published.data) fail('publishArtifact', published.error);
+  const slug: string = published.data.page_id;
+  const gate = await anonymous.GET('/v1/public/pages/{slug}/gate-info', { params: { path: { slug } } });
+  const access: 'password' | undefined = gate.data?.access;
+  const unlock = await anonymous.POST('/v1/public/pages/{slug}/unlock', {
+    params: { path: { slug } },
+    body: { password: 'open sesame' },
+  });
+  const tokenSeconds: number | undefined = unlock.data?.expires_in;
+  const report = await anonymous.POST('/v1/public/pages/{slug}/report', {
+    params: { path: { slug } },
+    body: { reason: 'other', detail: 'generated client test' },
+  });
+  const unpublished = await cairn.DELETE('/v1/artifacts/{id}/publish', { params: { path: { id: slug } } });
+
+  const deleted = await cairn.DELETE('/v1/artifacts/{id}', { params: { path: { id } } });
+  const deletedAt: string | undefined = deleted.data?.deleted_at;
+  const again = await cairn.DELETE('/v1/artifacts/{id}', { params: { path: { id } } });
+  const goneCode: string | undefined = again.error?.error.code;
+  const sealed = await cairn.POST('/v1/sessions/{id}/seal', { params: { path: { id: 'openapi-run' } } });
+
+  return {
+    getHealth: { status: health.response.status, detail: health.data?.status },
+    getWhoami: { status: whoami.response.status, detail: plan },
+    uploadArtifact: { status: note.response.status, detail: [form.response.status, form.data.filename] },
+    listArtifacts: { status: list.response.status, detail: { listed, hasMore, note: id } },
+    getArtifact: { status: got.response.status, detail: page },
+    getDownloadUrl: { status: download.response.status, detail: typeof downloadUrl },
+    createLink: { status: link.response.status, detail: [linkId?.slice(0, 4), shortLink.response.status] },
+    listSessions: { status: sessions.response.status, detail: sessionCounts },
+    requestUploadUrl: { status: ticket.response.status, detail: ticket.data.status },
+    putUpload: { status: put.response.status, detail: put.data?.size_bytes },
+    completeUpload: { status: complete.response.status, detail: completedSize },
+    publishArtifact: { status: published.response.status, detail: published.data.access },
+    getPageGateInfo: { status: gate.response.status, detail: access },
+    unlockPage: { status: unlock.response.status, detail: tokenSeconds },
+    reportPage: { status: report.response.status, detail: report.data?.received },
+    unpublishArtifact: { status: unpublished.response.status, detail: unpublished.data?.unpublished },
+    deleteArtifact: { status: deleted.response.status, detail: [typeof deletedAt, again.response.status, goneCode] },
+    sealSession: { status: sealed.response.status, detail: sealed.data?.status },
+  };
+}
