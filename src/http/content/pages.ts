@@ -6,6 +6,7 @@ import type { LivePage } from '../../core/pages.js';
 import { html } from '../render/html.js';
 import { markdownDocument } from '../render/markdown-document.js';
 import { pageRenderer } from '../render/page-kind.js';
+import { servePreview } from './preview.js';
 import { contentDisposition, serveArtifactBytes } from './serve-bytes.js';
 
 /**
@@ -111,6 +112,12 @@ export function contentPageRoutes(app: FastifyInstance, core: Core): void {
           });
         case 'markdown':
           return serveMarkdown(core, reply, live, headers);
+        case 'text':
+        case 'code':
+        case 'json':
+        case 'csv':
+        case 'transcript':
+          return servePreview(core, reply, live, kind, headers);
         default:
           return serveArtifactBytes(request, reply, blobs, artifact, { headers });
       }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isCairnError } from '../../core/errors.js';
 import type { Core } from '../../core/index.js';
+import { publicPageUrl } from '../../core/records.js';
 import { pageRenderer } from '../render/page-kind.js';
 import { messagePage, NOT_FOUND_HTML, passwordPage, shellPage } from './templates.js';
 
@@ -63,7 +64,17 @@ export function viewerPageRoutes(app: FastifyInstance, core: Core): void {
     if (!live) return notFound(reply);
     if (live.page.access === 'password') return sendPage(core, reply, 200, passwordPage(slug));
     const kind = pageRenderer(live.artifact, false);
-    return sendPage(core, reply, 200, shellPage({ ...live, kind, contentOrigin: core.deps.origins.content }));
+    return sendPage(
+      core,
+      reply,
+      200,
+      shellPage({
+        ...live,
+        kind,
+        contentOrigin: core.deps.origins.content,
+        publicUrl: publicPageUrl(core.deps.origins, slug),
+      }),
+    );
   });
 
   app.post('/a/:slug/unlock', async (request, reply) => {
@@ -92,7 +103,18 @@ export function viewerPageRoutes(app: FastifyInstance, core: Core): void {
     const live = await core.pages.resolve(slug);
     if (!live) return notFound(reply);
     const kind = pageRenderer(live.artifact, true);
-    return sendPage(core, reply, 200, shellPage({ ...live, kind, contentOrigin: core.deps.origins.content, token }));
+    return sendPage(
+      core,
+      reply,
+      200,
+      shellPage({
+        ...live,
+        kind,
+        contentOrigin: core.deps.origins.content,
+        publicUrl: publicPageUrl(core.deps.origins, slug),
+        token,
+      }),
+    );
   });
 
   app.post('/a/:slug/report', async (request, reply) => {
