@@ -43,7 +43,8 @@ code,pre,.mono,.lines,.json{font-family:ui-monospace,SFMono-Regular,Menlo,Consol
 .json .in{padding-left:1.5em;border-left:1px dotted var(--line);margin-left:.3em}
 .json .k{color:var(--key)}.json .s{color:var(--str)}.json .n{color:var(--num)}.json .b,.json .z{color:#cf222e}
 .json .c{color:var(--muted);font-style:italic}
-.tablewrap{overflow:auto;max-width:100%;border:1px solid var(--line);border-radius:8px}
+main:has(>.tablewrap){height:100vh;display:flex;flex-direction:column}
+.tablewrap{flex:1;min-height:0;overflow:auto;max-width:100%;border:1px solid var(--line);border-radius:8px}
 table{border-collapse:separate;border-spacing:0;font-size:.875rem}
 th,td{padding:.35rem .7rem;border-bottom:1px solid var(--line);border-right:1px solid var(--line);text-align:left;vertical-align:top;white-space:pre-wrap;max-width:32rem;overflow-wrap:anywhere}
 thead th{position:sticky;top:0;background:var(--soft);font-weight:600;z-index:1}

@@ -44,7 +44,8 @@ function node(value: unknown, depth: number, out: string[], key: string | null, 
     out.push(`<div>${label}${compact(value)}${tail}</div>`);
     return;
   }
-  const count = isArray ? `${entries.length} items` : `${entries.length} keys`;
+  const n = entries.length;
+  const count = `${n} ${isArray ? (n === 1 ? 'item' : 'items') : n === 1 ? 'key' : 'keys'}`;
   out.push(
     `<details${depth < OPEN_DEPTH ? ' open' : ''}><summary>${label}${open} <span class="c">${count}</span></summary><div class="in">`,
   );
