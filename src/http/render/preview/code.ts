@@ -1,25 +1,4 @@
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import c from 'highlight.js/lib/languages/c';
-import cpp from 'highlight.js/lib/languages/cpp';
-import csharp from 'highlight.js/lib/languages/csharp';
-import css from 'highlight.js/lib/languages/css';
-import go from 'highlight.js/lib/languages/go';
-import ini from 'highlight.js/lib/languages/ini';
-import java from 'highlight.js/lib/languages/java';
-import javascript from 'highlight.js/lib/languages/javascript';
-import kotlin from 'highlight.js/lib/languages/kotlin';
-import lua from 'highlight.js/lib/languages/lua';
-import php from 'highlight.js/lib/languages/php';
-import python from 'highlight.js/lib/languages/python';
-import r from 'highlight.js/lib/languages/r';
-import ruby from 'highlight.js/lib/languages/ruby';
-import rust from 'highlight.js/lib/languages/rust';
-import sql from 'highlight.js/lib/languages/sql';
-import swift from 'highlight.js/lib/languages/swift';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
+import { createRequire } from 'node:module';
 import { escapeHtml, type SafeHtml } from '../html.js';
 import { numberedLines, renderText, splitLines } from './text.js';
 
@@ -27,30 +6,42 @@ import { numberedLines, renderText, splitLines } from './text.js';
  * Code on open pages, highlighted on the server by highlight.js (which escapes the source and adds
  * only `<span class="hljs-…">`), so the page needs no script. Diffs are coloured line by line.
  */
-const LANGUAGES = {
-  bash,
-  c,
-  cpp,
-  csharp,
-  css,
-  go,
-  ini,
-  java,
-  javascript,
-  kotlin,
-  lua,
-  php,
-  python,
-  r,
-  ruby,
-  rust,
-  sql,
-  swift,
-  typescript,
-  xml,
-  yaml,
-};
-for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
+const LANGUAGES = [
+  'bash',
+  'c',
+  'cpp',
+  'csharp',
+  'css',
+  'go',
+  'ini',
+  'java',
+  'javascript',
+  'kotlin',
+  'lua',
+  'php',
+  'python',
+  'r',
+  'ruby',
+  'rust',
+  'sql',
+  'swift',
+  'typescript',
+  'xml',
+  'yaml',
+];
+
+/** The little of highlight.js used here. */
+interface Highlighter {
+  registerLanguage(name: string, language: unknown): void;
+  getLanguage(name: string): unknown;
+  highlight(code: string, options: { language: string; ignoreIllegals: boolean }): { value: string };
+}
+
+// Loaded without its type declarations: they pull the DOM library into the whole program, which
+// changes Node's own types (ReadableStream) everywhere else.
+const require = createRequire(import.meta.url);
+const hljs = require('highlight.js/lib/core') as Highlighter;
+for (const name of LANGUAGES) hljs.registerLanguage(name, require(`highlight.js/lib/languages/${name}`));
 
 /** Highlighting is far slower than escaping: beyond this, code is shown as plain numbered text. */
 export const HIGHLIGHT_MAX_BYTES = 512 * 1024;
