@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HIGHLIGHT_MAX_BYTES } from '../../src/http/render/preview/code.js';
 import { PREVIEW_MAX_BYTES } from '../../src/http/render/preview/index.js';
+import { FOLD_MAX_BYTES } from '../../src/http/render/preview/json.js';
 import { publishContent, unlockToken } from '../helpers/pages.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -165,6 +167,28 @@ describe('preview kinds', () => {
     const lines = body.match(/class="l"/g)?.length ?? 0;
     expect(lines).toBeGreaterThan(17_000);
     expect(lines).toBeLessThan(Math.ceil(PREVIEW_MAX_BYTES / 121) + 2);
+  });
+
+  it('costly renderings have their own, smaller limits: highlighting to 128 KiB, folding to 256 KiB', async () => {
+    const line = 'const x = 1; // comment\n';
+    const fill = (size: number) => line.repeat(Math.ceil(size / line.length)).slice(0, size);
+    const small = await publishContent(s, { filename: 'a.ts', content: fill(HIGHLIGHT_MAX_BYTES) });
+    expect((await preview(small.slug)).body).toContain('<span class="hljs-keyword">const</span>');
+    const big = await publishContent(s, { filename: 'b.ts', content: fill(HIGHLIGHT_MAX_BYTES + 1) });
+    const plain = (await preview(big.slug)).body;
+    expect(plain).not.toContain('<span class="hljs');
+    expect(plain).toContain('<span class="l">const x = 1; // comment</span>');
+
+    const json = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ id: i, name: `item ${i}` })));
+    const folded = await publishContent(s, { filename: 'f.json', content: json(100) });
+    expect((await preview(folded.slug)).body).toContain('<details open>');
+    const large = json(12_000);
+    expect(large.length).toBeGreaterThan(FOLD_MAX_BYTES);
+    const flat = await publishContent(s, { filename: 'g.json', content: large });
+    const body = (await preview(flat.slug)).body;
+    expect(body).toContain('This JSON is large: it is shown pretty-printed, without folding.');
+    expect(body).not.toContain('<details');
+    expect(body).toContain('<span class="l">    &quot;name&quot;: &quot;item 11999&quot;</span>');
   });
 
   it('download=1 still sends the exact bytes as an attachment', async () => {

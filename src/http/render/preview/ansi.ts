@@ -69,7 +69,13 @@ function classes(s: Style): string {
 }
 
 /** Renders one line; the style carried over from earlier lines comes in and goes out. */
+const HAS_ESCAPE = /[\u001b\u009b\u009d]/;
+
 export function ansiLine(line: string, style: Style = PLAIN): { html: string; style: Style } {
+  if (!HAS_ESCAPE.test(line)) {
+    const cls = classes(style);
+    return { html: line === '' ? '' : cls ? `<span class="${cls}">${visible(line)}</span>` : visible(line), style };
+  }
   let out = '';
   let current = style;
   let last = 0;

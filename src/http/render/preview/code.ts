@@ -43,8 +43,11 @@ const require = createRequire(import.meta.url);
 const hljs = require('highlight.js/lib/core') as Highlighter;
 for (const name of LANGUAGES) hljs.registerLanguage(name, require(`highlight.js/lib/languages/${name}`));
 
-/** Highlighting is far slower than escaping: beyond this, code is shown as plain numbered text. */
-export const HIGHLIGHT_MAX_BYTES = 512 * 1024;
+/**
+ * Highlighting costs about 100 times what escaping does (some seconds for 512 KiB on a busy
+ * core), and a page renders on every view: beyond this, code is shown as plain numbered text.
+ */
+export const HIGHLIGHT_MAX_BYTES = 128 * 1024;
 
 const TAG = /<span class="[^"<>]*">|<\/span>/g;
 

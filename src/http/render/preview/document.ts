@@ -71,7 +71,6 @@ export function previewDocument(title: string, body: SafeHtml, note?: string | n
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
-<meta name="responsive-embedded-sizing">
 <title>${title}</title>
 <style>${trustedHtml(PREVIEW_CSS)}</style>
 </head>

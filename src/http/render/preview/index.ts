@@ -3,7 +3,7 @@ import type { SafeHtml } from '../html.js';
 import { renderCode } from './code.js';
 import { parseDelimited, renderTable, tableNote } from './csv.js';
 import { previewDocument } from './document.js';
-import { parseJson, renderJsonValue } from './json.js';
+import { FOLD_MAX_BYTES, parseJson, renderJsonValue } from './json.js';
 import { renderText } from './text.js';
 import { renderTranscript } from './transcript.js';
 
@@ -57,8 +57,18 @@ export function previewPage(input: PreviewInput): SafeHtml {
       break;
     case 'json': {
       const parsed = truncated ? undefined : parseJson(text);
-      if (parsed) body = renderJsonValue(parsed.value);
-      else {
+      if (parsed && input.bytes.length <= FOLD_MAX_BYTES) body = renderJsonValue(parsed.value);
+      else if (parsed) {
+        // Indenting can make the text several times longer: it is held to the preview size too.
+        const pretty = JSON.stringify(parsed.value, null, 2);
+        const shown =
+          pretty.length > PREVIEW_MAX_BYTES ? pretty.slice(0, pretty.lastIndexOf('\n', PREVIEW_MAX_BYTES)) : pretty;
+        body = renderText(shown);
+        note =
+          shown === pretty
+            ? 'This JSON is large: it is shown pretty-printed, without folding.'
+            : 'This JSON is large: the start of it is shown pretty-printed, without folding; all of it is in the download.';
+      } else {
         body = renderText(text);
         note = cut ?? 'This file is not valid JSON; it is shown as text.';
       }

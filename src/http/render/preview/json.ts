@@ -6,6 +6,11 @@ import { escapeHtml, type SafeHtml, trustedHtml } from '../html.js';
  * document cannot exhaust the stack.
  */
 const MAX_DEPTH = 48;
+/**
+ * Folding markup is about ten times the size of the JSON (1.4 MB became 19 MB of HTML): larger
+ * documents are shown pretty-printed as numbered text instead.
+ */
+export const FOLD_MAX_BYTES = 256 * 1024;
 /** Levels opened by default; deeper objects and arrays start folded. */
 const OPEN_DEPTH = 3;
 
