@@ -38,6 +38,15 @@ export function decodePrefix(bytes: Buffer, truncated: boolean): string {
   return bytes.subarray(0, end).toString('utf8');
 }
 
+/** Indented JSON, or undefined for a value nested too deeply to print (JSON.stringify recurses). */
+function prettyJson(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return undefined;
+  }
+}
+
 function formatSize(n: number): string {
   return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(n / 1024)} KB`;
 }
@@ -57,10 +66,10 @@ export function previewPage(input: PreviewInput): SafeHtml {
       break;
     case 'json': {
       const parsed = truncated ? undefined : parseJson(text);
+      const pretty = parsed && input.bytes.length > FOLD_MAX_BYTES ? prettyJson(parsed.value) : undefined;
       if (parsed && input.bytes.length <= FOLD_MAX_BYTES) body = renderJsonValue(parsed.value);
-      else if (parsed) {
+      else if (pretty !== undefined) {
         // Indenting can make the text several times longer: it is held to the preview size too.
-        const pretty = JSON.stringify(parsed.value, null, 2);
         const shown =
           pretty.length > PREVIEW_MAX_BYTES ? pretty.slice(0, pretty.lastIndexOf('\n', PREVIEW_MAX_BYTES)) : pretty;
         body = renderText(shown);
@@ -70,7 +79,7 @@ export function previewPage(input: PreviewInput): SafeHtml {
             : 'This JSON is large: the start of it is shown pretty-printed, without folding; all of it is in the download.';
       } else {
         body = renderText(text);
-        note = cut ?? 'This file is not valid JSON; it is shown as text.';
+        note = cut ?? (parsed ? null : 'This file is not valid JSON; it is shown as text.');
       }
       break;
     }

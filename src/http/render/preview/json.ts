@@ -21,12 +21,17 @@ function scalar(value: unknown): string {
   return '<span class="z">null</span>';
 }
 
-function compact(value: unknown): string {
+/** JSON text of a value, or a placeholder for one nested too deeply to print (JSON.stringify recurses). */
+export function stringifyOrNote(value: unknown, indent?: number): string {
   try {
-    return escapeHtml(JSON.stringify(value));
+    return JSON.stringify(value, null, indent) ?? String(value);
   } catch {
-    return '…';
+    return '[nested too deeply to show; see the download]';
   }
+}
+
+function compact(value: unknown): string {
+  return escapeHtml(stringifyOrNote(value));
 }
 
 function node(value: unknown, depth: number, out: string[], key: string | null, comma: boolean): void {

@@ -1,5 +1,5 @@
 import { escapeHtml, type SafeHtml, trustedHtml } from '../html.js';
-import { renderJsonValue } from './json.js';
+import { renderJsonValue, stringifyOrNote } from './json.js';
 
 /**
  * Agent transcripts as a conversation: Claude Code's session JSONL (user and assistant turns with
@@ -50,7 +50,7 @@ function textOf(content: unknown): string {
       .filter((t) => t !== '')
       .join('\n');
   }
-  return content === null || content === undefined ? '' : JSON.stringify(content);
+  return content === null || content === undefined ? '' : stringifyOrNote(content);
 }
 
 /** Tool arguments arrive as an object (Claude) or a JSON string (OpenAI); show them as JSON either way. */
@@ -230,13 +230,7 @@ function turnHtml(t: Turn): string {
 
 function recordHtml(e: { record: unknown } | { raw: string }): string {
   if ('raw' in e) return `<div class="record"><pre>${escapeHtml(e.raw)}</pre></div>`;
-  let pretty: string;
-  try {
-    pretty = JSON.stringify(e.record, null, 2);
-  } catch {
-    pretty = String(e.record);
-  }
-  return `<div class="record"><pre>${escapeHtml(pretty)}</pre></div>`;
+  return `<div class="record"><pre>${escapeHtml(stringifyOrNote(e.record, 2))}</pre></div>`;
 }
 
 /** A conversation view when the text is a recognised transcript, else one pretty record per line. */
