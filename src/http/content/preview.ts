@@ -5,7 +5,7 @@ import type { Core } from '../../core/index.js';
 import type { LivePage } from '../../core/pages.js';
 import type { RendererKind } from '../../core/renderer.js';
 import { PREVIEW_MAX_BYTES, previewPage } from '../render/preview/index.js';
-import { contentDisposition } from './serve-bytes.js';
+import { sendRenderedDocument } from './send-document.js';
 
 /**
  * Text previews (text, code, JSON, CSV, transcripts): our own document, no script, no links,
@@ -56,12 +56,5 @@ export async function servePreview(
     bytes,
     sizeBytes: artifact.sizeBytes,
   }).value;
-  reply
-    .status(200)
-    .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Content-Disposition', contentDisposition('inline', `${artifact.filename}.html`))
-    .header('Content-Security-Policy', previewCsp(core.deps.origins.viewer))
-    .header('Cache-Control', 'private, max-age=0, must-revalidate');
-  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-  return reply.send(doc);
+  return sendRenderedDocument(reply, artifact, previewCsp(core.deps.origins.viewer), headers, doc);
 }

@@ -1,4 +1,5 @@
-import { html, type SafeHtml, trustedHtml } from '../html.js';
+import { contentDocument } from '../content-document.js';
+import { html, type SafeHtml } from '../html.js';
 
 /**
  * The document the content origin serves for a text preview (text, code, JSON, CSV, transcript):
@@ -64,20 +65,10 @@ td.rn,th.rn{color:var(--muted);text-align:right;font-variant-numeric:tabular-num
 `;
 
 export function previewDocument(title: string, body: SafeHtml, note?: string | null): SafeHtml {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<title>${title}</title>
-<style>${trustedHtml(PREVIEW_CSS)}</style>
-</head>
-<body><main>
-${note && html`<p class="note" role="note">${note}</p>`}
-${body}
-</main></body>
-</html>
-`;
+  return contentDocument(
+    title,
+    PREVIEW_CSS,
+    html`${note && html`<p class="note" role="note">${note}</p>`}
+${body}`,
+  );
 }
