@@ -4,7 +4,7 @@ import { renderCode } from '../../src/http/render/preview/code.js';
 import { CSV_MAX_COLUMNS, parseDelimited, renderTable } from '../../src/http/render/preview/csv.js';
 import { decodePrefix, previewPage } from '../../src/http/render/preview/index.js';
 import { renderJsonValue } from '../../src/http/render/preview/json.js';
-import { readTranscript } from '../../src/http/render/preview/transcript.js';
+import { readTranscript, renderTranscript } from '../../src/http/render/preview/transcript.js';
 
 /** The preview renderers' edge cases; what they look like in a browser: test/browser/previews.test.ts. */
 
@@ -85,6 +85,13 @@ describe('transcripts', () => {
     expect(readTranscript(`${turn}\n{"x":1}\n{"y":2}\n`)).toBeNull();
     expect(readTranscript('{"x":1}\n')).toBeNull();
     expect(readTranscript(JSON.stringify({ messages: [{ role: 'assistant', content: 'a' }] }))).toHaveLength(1);
+  });
+
+  it('a transcript with no JSON line at all (plain text) is shown as numbered text', () => {
+    expect(renderTranscript('User: hi\nAssistant: hello\n').value).toBe(
+      '<div class="lines"><span class="l">User: hi</span><span class="l">Assistant: hello</span></div>',
+    );
+    expect(renderTranscript('{"a":1}\nnot json\n').value).toContain('<div class="records">');
   });
 });
 

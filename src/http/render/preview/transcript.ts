@@ -1,5 +1,6 @@
 import { escapeHtml, type SafeHtml, trustedHtml } from '../html.js';
 import { renderJsonValue, stringifyOrNote } from './json.js';
+import { renderText } from './text.js';
 
 /**
  * Agent transcripts as a conversation: Claude Code's session JSONL (user and assistant turns with
@@ -249,16 +250,22 @@ export function renderTranscript(text: string): SafeHtml {
   return trustedHtml(`<div class="turns transcript">${out.join('')}</div>`);
 }
 
-/** NDJSON that is not a conversation: each line pretty-printed, invalid lines shown as text. */
+/**
+ * NDJSON that is not a conversation: each line pretty-printed, invalid lines shown as text. A file
+ * with no JSON line at all (a plain-text transcript) is shown as text.
+ */
 export function renderRecords(text: string): SafeHtml {
   const out: string[] = [];
+  let records = 0;
   for (const line of text.split(/\r?\n/)) {
     if (line.trim() === '') continue;
     try {
       out.push(recordHtml({ record: JSON.parse(line) }));
+      records++;
     } catch {
       out.push(recordHtml({ raw: line }));
     }
   }
+  if (records === 0) return renderText(text);
   return trustedHtml(`<div class="records">${out.join('')}</div>`);
 }
