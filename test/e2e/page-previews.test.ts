@@ -138,6 +138,8 @@ describe('preview kinds', () => {
     expect(body).toContain('<details class="tool-result error"><summary>Tool error</summary>');
     expect(body).toContain('<span class="model">claude-opus-4-1-20250805</span>');
     expect(body.match(/<article class="turn /g)).toHaveLength(5);
+    expect(body).toContain('<details class="turn system event"><summary>Summary: Fix the flaky upload test</summary>');
+    expect(body).toContain('<details class="turn system event"><summary>file-history-snapshot</summary>');
   });
 
   it('transcripts: OpenAI-shaped chat messages, recognised by content even without the metadata', async () => {

@@ -242,8 +242,11 @@ export function renderTranscript(text: string): SafeHtml {
     if ('turn' in e) return e.turn.parts.length > 0 || e.turn.role !== 'event' ? turnHtml(e.turn) : '';
     // Bookkeeping records of a recognised transcript (summaries, snapshots) fold away.
     if ('record' in e) {
-      const type = isRec(e.record) && typeof e.record.type === 'string' ? e.record.type : 'record';
-      return `<details class="turn system event"><summary>${escapeHtml(type)}</summary>${renderJsonValue(e.record).value}</details>`;
+      const r = e.record;
+      const type = isRec(r) && typeof r.type === 'string' ? r.type : 'record';
+      // Claude Code's session title record says what the session was about: shown in its label.
+      const label = isRec(r) && type === 'summary' && typeof r.summary === 'string' ? `Summary: ${r.summary}` : type;
+      return `<details class="turn system event"><summary>${escapeHtml(label)}</summary>${renderJsonValue(r).value}</details>`;
     }
     return recordHtml(e);
   });
