@@ -256,6 +256,21 @@ describe('sharing tags', () => {
     expect(html).not.toContain('1,2');
   });
 
+  it('open raster image pages name the image for a large card; SVG and other kinds do not', async () => {
+    const png = await publishContent(s, {
+      filename: 'chart.png',
+      content: 'not really a png',
+      content_type: 'image/png',
+    });
+    const html = await shell(png.slug);
+    expect(html).toContain(`<meta property="og:image" content="${s.contentUrl}/c/${png.slug}">`);
+    expect(html).toContain('<meta name="twitter:card" content="summary_large_image">');
+    const svg = await publishContent(s, { filename: 'logo.svg', content: '<svg/>', content_type: 'image/svg+xml' });
+    const svgHtml = await shell(svg.slug);
+    expect(svgHtml).not.toContain('og:image');
+    expect(svgHtml).toContain('<meta name="twitter:card" content="summary">');
+  });
+
   it('gated pages: generic tags only, before and after unlock', async () => {
     const { slug } = await publishContent(
       s,
@@ -275,7 +290,7 @@ describe('sharing tags', () => {
       // The link-preview tags (the unlocked shell's <title> and heading show the page, by design).
       const head = (page.match(/<meta [^>]*>/g) ?? []).join('\n');
       expect(head).toContain('<meta property="og:description" content="A page shared with Cairn.">');
-      for (const leak of ['secret-plan', 'Secret title', 'spy', 'm-secret', 'the secret', 'og:url']) {
+      for (const leak of ['secret-plan', 'Secret title', 'spy', 'm-secret', 'the secret', 'og:url', 'og:image']) {
         expect(head).not.toContain(leak);
       }
     }

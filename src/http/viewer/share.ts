@@ -12,15 +12,17 @@ import { html, type SafeHtml } from '../render/html.js';
 const SITE = 'Cairn';
 const GENERIC_DESCRIPTION = 'A page shared with Cairn.';
 
-function tags(title: string, description: string, url?: string): SafeHtml {
+function tags(title: string, description: string, url?: string, image?: string): SafeHtml {
   return html`<meta property="og:site_name" content="${SITE}">
 <meta property="og:type" content="website">
 <meta property="og:title" content="${title}">
 <meta property="og:description" content="${description}">
 ${url && html`<meta property="og:url" content="${url}">`}
-<meta name="twitter:card" content="summary">
+${image && html`<meta property="og:image" content="${image}">`}
+<meta name="twitter:card" content="${image ? 'summary_large_image' : 'summary'}">
 <meta name="twitter:title" content="${title}">
 <meta name="twitter:description" content="${description}">
+${image && html`<meta name="twitter:image" content="${image}">`}
 <meta name="description" content="${description}">`;
 }
 
@@ -38,8 +40,12 @@ export function shareDescription(artifact: ArtifactRow): string {
   return parts.join(' · ');
 }
 
-export function openShareTags(page: PageRow, artifact: ArtifactRow, url: string): SafeHtml {
-  return tags(page.title ?? artifact.filename, shareDescription(artifact), url);
+/**
+ * An open page's tags. `image` is the content URL of an image page, so a card can show the picture
+ * itself (raster images only: SVG stays a download for anyone but a browser's `<img>`).
+ */
+export function openShareTags(page: PageRow, artifact: ArtifactRow, url: string, image?: string): SafeHtml {
+  return tags(page.title ?? artifact.filename, shareDescription(artifact), url, image);
 }
 
 /** "2026-12-26 18:00 UTC" */

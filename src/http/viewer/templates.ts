@@ -1,5 +1,5 @@
 import { REPORT_REASONS } from '../../core/pages.js';
-import type { RendererKind } from '../../core/renderer.js';
+import { essence, type RendererKind } from '../../core/renderer.js';
 import { toIso } from '../../core/time.js';
 import type { ArtifactRow, PageRow } from '../../ports/metadata-store.js';
 import { formatBytes, modelOf } from '../render/format.js';
@@ -122,7 +122,10 @@ export function shellPage(input: ShellInput): SafeHtml {
   const download = html`<a class="btn" href="${contentUrl(input, true)}" rel="noreferrer" data-action="download">Download</a>`;
   const framed = input.kind !== 'image' && input.kind !== 'download';
   // A gated page's tags say nothing of it, also once unlocked.
-  const head = input.token ? genericShareTags('Protected page') : openShareTags(page, artifact, input.publicUrl);
+  const raster = input.kind === 'image' && essence(artifact.contentType) !== 'image/svg+xml';
+  const head = input.token
+    ? genericShareTags('Protected page')
+    : openShareTags(page, artifact, input.publicUrl, raster ? contentUrl(input, false) : undefined);
   return layout(
     title,
     html`${topbar(title, download)}
