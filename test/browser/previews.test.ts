@@ -3,6 +3,7 @@ import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   contentFrame,
+  copyToDocs,
   keepLocal,
   launchChromium,
   openControlPage,
@@ -364,7 +365,8 @@ describe.skipIf(skipBrowser)('previews: what a reader sees, desktop and 390 px',
     expect(await call.locator('.json').isVisible()).toBe(true);
     expect(await call.locator('.json').innerText()).toContain('"command"');
     expect(await frame.locator('article.assistant .model').first().innerText()).toBe('claude-sonnet-4-5-20250929');
-    await screenshot(page, 'preview-transcript-open');
+    // docs/preview-transcript.png is rewritten only with CAIRN_UPDATE_DOCS_SCREENSHOTS=1.
+    await copyToDocs(await screenshot(page, 'preview-transcript-open'), 'preview-transcript.png');
     await page.emulateMedia({ colorScheme: 'dark' });
     await screenshot(page, 'preview-transcript-dark');
     await page.emulateMedia({ colorScheme: 'light' });
