@@ -134,6 +134,18 @@ describe('cairn capture claude-code', { timeout: 120_000 }, () => {
     expect(JSON.parse(await readFile(settingsFile(), 'utf8'))).toEqual(USER_SETTINGS);
     expect(JSON.stringify(JSON.parse(await readFile(settingsFile(), 'utf8')))).toBe(JSON.stringify(USER_SETTINGS));
     expect(expectOk(await cairn(['capture', 'claude-code', '--uninstall'])).stdout).toContain('nothing to remove');
+    expect(okJson(await cairn(['capture', 'claude-code', '--install', '--json']))).toEqual({
+      settings: settingsFile(),
+      installed: true,
+      changed: true,
+    });
+    expect(okJson(await cairn(['capture', 'claude-code', '--install', '--json'])).changed).toBe(false);
+    expect(okJson(await cairn(['capture', 'claude-code', '--uninstall', '--json']))).toEqual({
+      settings: settingsFile(),
+      installed: false,
+      changed: true,
+    });
+    expect(JSON.parse(await readFile(settingsFile(), 'utf8'))).toEqual(USER_SETTINGS);
   });
 
   it('creates what is missing and removes only that: no file, no hooks, an empty SessionEnd the user had', async () => {
