@@ -115,14 +115,14 @@ function rendererArea(input: ShellInput, title: string): SafeHtml {
   }
 }
 
-/** The page shell: title, the renderer, the provenance receipt, download and report. */
+/** The page shell: title, the renderer, the provenance receipt, the share panel, download and report. */
 export function shellPage(input: ShellInput): SafeHtml {
   const { page, artifact } = input;
   const title = page.title ?? artifact.filename;
   const download = html`<a class="btn" href="${contentUrl(input, true)}" rel="noreferrer" data-action="download">Download</a>`;
   const framed = input.kind !== 'image' && input.kind !== 'download';
-  // A gated page's tags say nothing of it, also once unlocked.
   const raster = input.kind === 'image' && essence(artifact.contentType) !== 'image/svg+xml';
+  // A gated page's tags say nothing of it, also once unlocked.
   const head = input.token
     ? genericShareTags('Protected page')
     : openShareTags(page, artifact, input.publicUrl, raster ? contentUrl(input, false) : undefined);
