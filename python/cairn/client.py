@@ -29,6 +29,7 @@ from .models import (
 )
 from .multipart import MultipartBody, RawBody, Source, make_source
 from .transport import IDEMPOTENT, RATE_LIMIT_ONLY, Transport
+from .transcript import transcript_models, transcript_models_in_file, with_transcript_models
 
 __all__ = ["Cairn", "DEFAULT_BASE_URL"]
 
@@ -265,18 +266,33 @@ class Cairn:
     ) -> Artifact:
         """Stores an agent transcript: a list of JSON-able events (written as NDJSON), or bytes/str/path.
 
-        Sets the conventional metadata: ``type=transcript`` (server side), ``model``,
-        ``models_used`` (comma-separated) and ``capture`` (e.g. ``"end"`` or ``"snapshot"``).
+        Sets the conventional metadata: ``type=transcript`` (server side), ``models_used``
+        (comma-separated) and ``capture`` (e.g. ``"end"`` or ``"snapshot"``). When the transcript's
+        format is recognised (Claude Code session JSONL, OpenAI-shaped messages) and the caller did
+        not set them, ``model`` (the last model seen), ``model_source="transcript"`` and
+        ``models_used`` (every distinct model, in order of first use) are read from it; a
+        ``model`` given here or in ``metadata`` wins, and ``model_source`` is then left unset.
+        The service does not redact secrets in transcripts.
         """
         if isinstance(events, (list, tuple)):
             content: Any = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
+            found = transcript_models(list(events))
         else:
             content = events
+            if isinstance(events, (bytes, bytearray, str)):
+                found = transcript_models(events)
+            elif isinstance(events, os.PathLike):
+                found = transcript_models_in_file(events)
+            elif isinstance(kw.get("path"), (str, os.PathLike)):
+                found = transcript_models_in_file(kw["path"])
+            else:
+                found = (None, [])  # a file object: read once, by the upload
         meta: Dict[str, Any] = dict(metadata or {})
         if models_used:
             meta.setdefault("models_used", ",".join(dict.fromkeys(models_used)))
         if capture:
             meta.setdefault("capture", capture)
+        meta = with_transcript_models(meta, found, declared_model=model is not None)
         return self.push(content, filename, session_id=session_id, model=model, metadata=meta, transcript=True, **kw)
 
     # -- presigned upload (Pro) ---------------------------------------------------------

@@ -2,6 +2,7 @@ import { streamToFile } from './downloads.js';
 import { CairnError } from './errors.js';
 import { walkPages } from './iterate.js';
 import { artifactsQuery, sessionsQuery } from './query.js';
+import { scanTranscriptFile, scanTranscriptText, withTranscriptModels } from './transcript.js';
 import { type Call, followedUncertainAttempt, Transport } from './transport.js';
 import type {
   ArtifactList,
@@ -105,6 +106,38 @@ export class CairnClient {
       opts.onProgress?.(size, size);
       return record;
     });
+  }
+
+  /**
+   * A session transcript from disk (`transcript: true`, so `metadata.type=transcript`). When its
+   * format is recognised (Claude Code JSONL, OpenAI-shaped messages) the metadata gets `model`
+   * (the last model seen), `model_source: "transcript"` and `models_used` (every distinct model,
+   * comma-separated, in order of first use), never over keys the caller set; a `model` the caller
+   * set wins, and `model_source` is then left unset.
+   */
+  async uploadTranscriptFile(path: string, opts: UploadOptions = {}): Promise<ArtifactRecord> {
+    const metadata = withTranscriptModels(opts.metadata, await scanTranscriptFile(path));
+    return this.uploadFile(path, { ...opts, metadata, transcript: true });
+  }
+
+  /**
+   * A transcript from memory: NDJSON text or bytes, or a list of records (written as NDJSON).
+   * Metadata as for uploadTranscriptFile. Sent as one JSON body (the server takes up to 10 MB).
+   */
+  uploadTranscript(
+    content: string | Uint8Array | readonly unknown[],
+    opts: UploadOptions & { filename?: string } = {},
+  ): Promise<ArtifactRecord> {
+    const text =
+      typeof content === 'string'
+        ? content
+        : content instanceof Uint8Array
+          ? Buffer.from(content).toString('utf8')
+          : content.map((r) => `${JSON.stringify(r)}\n`).join('');
+    const metadata = withTranscriptModels(opts.metadata, scanTranscriptText(text));
+    const filename = opts.filename ?? 'transcript.ndjson';
+    const body = content instanceof Uint8Array ? content : text;
+    return this.uploadBytes(body, { ...opts, filename, metadata, transcript: true });
   }
 
   /** `POST /v1/artifacts`: retried on 5xx/network only with an idempotency key; reports replays. */

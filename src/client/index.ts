@@ -2,6 +2,13 @@
 export { CairnClient, DEFAULT_BASE_URL } from './client.js';
 export { CairnError } from './errors.js';
 export { deriveIdempotencyKey, deriveSuccessorKey, type IdempotencyParts, sha256File } from './hashing.js';
+export {
+  modelOfRecord,
+  scanTranscriptFile,
+  scanTranscriptText,
+  type TranscriptModels,
+  withTranscriptModels,
+} from './transcript.js';
 export type {
   ArtifactList,
   ArtifactRecord,

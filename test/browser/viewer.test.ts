@@ -167,7 +167,7 @@ describe.skipIf(skipBrowser)('the viewer shell in real Chromium', () => {
   it('report form: posts to the viewer and thanks the reporter', async () => {
     const { slug } = await publishContent(s, { filename: 'spam.md', content: '# Buy now' });
     await page.goto(`${s.viewerUrl}/a/${slug}`);
-    await page.click('summary');
+    await page.click('details.report > summary');
     await page.selectOption('select[name="reason"]', 'spam');
     await page.fill('textarea[name="detail"]', 'Unsolicited advertising <b>bold</b>');
     expect(await submit('form[action$="/report"] button')).toBe(200);

@@ -145,7 +145,7 @@ describe('cross-tenant unlock', () => {
 });
 
 describe('renderer after unlock: the stored type only', () => {
-  it('a gated notes.md stored as text/plain is a download, while an open one renders Markdown', async () => {
+  it('a gated notes.md stored as text/plain is a text preview, while an open one renders Markdown', async () => {
     const md = '# Heading\n\nbody';
     const gatedId = await storeWithType(s, 'notes.md', 'text/plain', md);
     const openId = await storeWithType(s, 'notes.md', 'text/plain', md);
@@ -159,13 +159,17 @@ describe('renderer after unlock: the stored type only', () => {
     expect(openDoc.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(await openDoc.text()).toContain('<h1>Heading</h1>');
 
-    // Gated, after unlock: text/plain is no renderer's type, so it is the download card.
+    // Gated, after unlock: text/plain is the text preview; the name does not make it Markdown.
     const shell = await fetch(`${s.viewerUrl}/a/${gated}/unlock`, form({ password: 'pw' }));
     expect(shell.status).toBe(200);
     const body = await shell.text();
-    expect(body).toContain('download-card');
-    expect(body).not.toContain('<iframe');
-    const bytes = await content(gated, await unlockToken(s, gated, 'pw'));
+    expect(body).toContain('preview-frame preview-text');
+    expect(body).not.toContain('class="panel frame markdown-frame"');
+    const token = await unlockToken(s, gated, 'pw');
+    const doc = await (await content(gated, token)).text();
+    expect(doc).toContain('<span class="l"># Heading</span>');
+    expect(doc).not.toContain('<h1>');
+    const bytes = await fetch(`${s.contentUrl}/c/${gated}?download=1&token=${encodeURIComponent(token)}`);
     expect(bytes.status).toBe(200);
     expect(bytes.headers.get('content-type')).toBe('text/plain');
     expect(bytes.headers.get('content-disposition')).toMatch(/^attachment; filename="notes.md"/);

@@ -136,7 +136,7 @@ describe('content origin /c/<slug>', () => {
     const { slug: img } = await publish({ filename: 'p.gif', content: 'GIF89a', content_type: 'image/gif' }, gate);
     const imgShell = await (await get(`${s.viewerUrl}/a/${img}/unlock`, form({ password: 'pw-2' }))).text();
     expect(imgShell).toMatch(new RegExp(`<img src="${s.contentUrl}/c/${img}\\?token=[\\w.-]+"`));
-    const { slug: txt } = await publish({ filename: 'n.txt', content: 'x', content_type: 'text/plain' }, gate);
+    const { slug: txt } = await publish({ filename: 'n.zip', content: 'x', content_type: 'application/zip' }, gate);
     const txtShell = await (await get(`${s.viewerUrl}/a/${txt}/unlock`, form({ password: 'pw-2' }))).text();
     expect(txtShell).toContain('download-card');
     expect(txtShell).not.toContain('<iframe');
@@ -290,7 +290,7 @@ describe('404s and errors off the page routes', () => {
   });
 
   it('downloads (signed URLs, links, page downloads) may not be framed', async () => {
-    const { artifact, slug } = await publish({ filename: 'd.txt', content: 'bytes' });
+    const { artifact, slug } = await publish({ filename: 'd.bin', content: 'bytes' });
     const id = artifact.artifact_id;
     const signed = (await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}/download-url`)).json.download_url;
     const link = (await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/links`, {})).json.url;

@@ -21,12 +21,40 @@ describe('renderer choice (spec: Page renderers)', () => {
     ['application/octet-stream', 'NOTES.MARKDOWN', false, 'markdown'],
     ['text/html', 'page.md', false, 'markdown'],
     // …gated pages choose by stored type only.
-    ['text/plain', 'notes.md', true, 'download'],
+    ['text/plain', 'notes.md', true, 'text'],
     ['application/octet-stream', 'x.markdown', true, 'download'],
-    ['text/plain', 'notes.md.txt', false, 'download'],
+    ['text/plain', 'notes.md.txt', false, 'text'],
+    // Readable previews (issue 35): by stored type on every page…
+    ['text/plain; charset=utf-8', 'a', true, 'text'],
+    ['text/css', 'a', true, 'text'],
+    ['application/yaml', 'a', true, 'text'],
+    ['application/json', 'a', true, 'json'],
+    ['application/vnd.api+json', 'a', true, 'json'],
+    ['text/csv', 'a', true, 'csv'],
+    ['text/tab-separated-values', 'a', true, 'csv'],
+    ['application/x-ndjson', 'a', true, 'transcript'],
+    // …code by extension and other names on open pages only.
+    ['text/plain', 'main.py', false, 'code'],
+    ['text/plain', 'main.py', true, 'text'],
+    ['application/octet-stream', 'fix.patch', false, 'code'],
+    ['application/octet-stream', 'fix.patch', true, 'download'],
+    ['application/octet-stream', 'data.json', false, 'json'],
+    ['application/octet-stream', 'data.json', true, 'download'],
+    ['application/octet-stream', 'run.log', false, 'text'],
+    ['application/octet-stream', 'run.jsonl', false, 'transcript'],
+    ['text/html', 'page.py', false, 'html'],
+    ['image/png', 'x.csv', false, 'image'],
   ];
   it.each(cases)('%s named %s (gated %s) → %s', (type, name, gated, kind) => {
     expect(chooseRenderer(type, name, gated)).toBe(kind);
+  });
+
+  it('metadata.type=transcript makes a transcript on open pages only, never over HTML or images', () => {
+    expect(chooseRenderer('text/plain', 't.txt', false, { transcript: true })).toBe('transcript');
+    expect(chooseRenderer('application/json', 't.json', false, { transcript: true })).toBe('transcript');
+    expect(chooseRenderer('text/plain', 't.txt', true, { transcript: true })).toBe('text');
+    expect(chooseRenderer('text/html', 't.html', false, { transcript: true })).toBe('html');
+    expect(chooseRenderer('image/png', 't.png', false, { transcript: true })).toBe('image');
   });
 
   it('counts text/html and application/xhtml+xml (with parameters) as HTML for the password rule', () => {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerAccountCommands } from './account.js';
 import { registerArtifactCommands } from './artifacts.js';
+import { registerCaptureCommands } from './capture.js';
 import { registerPageCommands } from './pages.js';
 import { registerPushCommand } from './push.js';
 import { registerSessionCommands } from './sessions.js';
@@ -8,7 +9,7 @@ import { registerTransferCommands } from './transfer.js';
 
 /**
  * The client commands (push, ls, get, download, rm, link, publish, unpublish, sessions, seal,
- * whoami, login): thin edges over the TypeScript SDK, talking to a Cairn server over HTTP.
+ * whoami, login, capture): thin edges over the TypeScript SDK, talking to a Cairn server over HTTP.
  */
 export function registerClientCommands(program: Command): void {
   registerPushCommand(program);
@@ -17,4 +18,5 @@ export function registerClientCommands(program: Command): void {
   registerPageCommands(program);
   registerSessionCommands(program);
   registerAccountCommands(program);
+  registerCaptureCommands(program);
 }

@@ -6,8 +6,10 @@ import {
   CairnError,
   deriveIdempotencyKey,
   deriveSuccessorKey,
+  scanTranscriptFile,
   sha256File,
   type UploadOptions,
+  withTranscriptModels,
 } from '../../client/index.js';
 import { UsageError } from '../usage-error.js';
 import { nonEmpty } from './config-file.js';
@@ -30,7 +32,10 @@ export function registerPushCommand(program: Command): void {
       .option('--meta <key=value>', 'metadata pair (repeatable)', collectMeta)
       .option('--type <type>', 'sets metadata.type')
       .option('--ttl <ttl>', 'time to live: 12h, 30d or never (default 30d)', parseTtl)
-      .option('--transcript', 'mark as a session transcript (metadata.type=transcript)')
+      .option(
+        '--transcript',
+        'mark as a session transcript (metadata.type=transcript); model, model_source and models_used are read from it',
+      )
       .option('--content-type <mime>', 'content type (default: from the file extension)')
       .option(
         '--idempotency-key <key>',
@@ -78,6 +83,7 @@ async function push(ctx: Ctx, args: unknown[], opts: Record<string, unknown>): P
   for (const [i, file] of files.entries()) {
     const filename = path.basename(file);
     const upload: UploadOptions = { ...base, filename };
+    if (upload.transcript) upload.metadata = withTranscriptModels(upload.metadata, await scanTranscriptFile(file));
     const key =
       explicitKey ??
       deriveIdempotencyKey({

@@ -6,7 +6,9 @@ import type { LivePage } from '../../core/pages.js';
 import { html } from '../render/html.js';
 import { markdownDocument } from '../render/markdown-document.js';
 import { pageRenderer } from '../render/page-kind.js';
-import { contentDisposition, serveArtifactBytes } from './serve-bytes.js';
+import { servePreview } from './preview.js';
+import { sendRenderedDocument } from './send-document.js';
+import { serveArtifactBytes } from './serve-bytes.js';
 
 /**
  * `{content}/c/<slug>`: the bytes behind a public page, the only place they are ever served from.
@@ -68,14 +70,7 @@ async function serveMarkdown(core: Core, reply: FastifyReply, live: LivePage, he
       ? Buffer.alloc(0)
       : await readAll(await core.deps.blobs.read(blobKey(artifact.tenantId, artifact.contentHash)));
   const doc = markdownDocument(bytes.toString('utf8'), page.title ?? artifact.filename).value;
-  reply
-    .status(200)
-    .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Content-Disposition', contentDisposition('inline', `${artifact.filename}.html`))
-    .header('Content-Security-Policy', markdownPageCsp(core.deps.origins.viewer))
-    .header('Cache-Control', 'private, max-age=0, must-revalidate');
-  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-  return reply.send(doc);
+  return sendRenderedDocument(reply, artifact, markdownPageCsp(core.deps.origins.viewer), headers, doc);
 }
 
 export function contentPageRoutes(app: FastifyInstance, core: Core): void {
@@ -111,6 +106,12 @@ export function contentPageRoutes(app: FastifyInstance, core: Core): void {
           });
         case 'markdown':
           return serveMarkdown(core, reply, live, headers);
+        case 'text':
+        case 'code':
+        case 'json':
+        case 'csv':
+        case 'transcript':
+          return servePreview(core, reply, live, kind, headers);
         default:
           return serveArtifactBytes(request, reply, blobs, artifact, { headers });
       }

@@ -1,4 +1,5 @@
-import { html, type SafeHtml, trustedHtml } from './html.js';
+import { contentDocument } from './content-document.js';
+import { type SafeHtml, trustedHtml } from './html.js';
 import { renderMarkdown } from './markdown.js';
 
 /** Readable defaults for rendered Markdown, light and dark; no web fonts, nothing fetched. */
@@ -27,19 +28,5 @@ hr{border:0;border-top:1px solid var(--line);margin:2em 0}
 
 /** The complete document the content origin serves for a Markdown page. */
 export function markdownDocument(source: string, title: string): SafeHtml {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex, nofollow">
-<title>${title}</title>
-<style>${trustedHtml(MARKDOWN_CSS)}</style>
-</head>
-<body><main>
-${trustedHtml(renderMarkdown(source))}
-</main></body>
-</html>
-`;
+  return contentDocument(title, MARKDOWN_CSS, trustedHtml(renderMarkdown(source)));
 }

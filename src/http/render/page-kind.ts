@@ -9,6 +9,7 @@ export const MARKDOWN_RENDER_MAX_BYTES = 2 * 1024 * 1024;
 
 /** The renderer both origins use for a page, so the viewer shell and the content origin agree. */
 export function pageRenderer(artifact: ArtifactRow, gated: boolean): RendererKind {
-  const kind = chooseRenderer(artifact.contentType, artifact.filename, gated);
+  const transcript = artifact.metadata.type === 'transcript';
+  const kind = chooseRenderer(artifact.contentType, artifact.filename, gated, { transcript });
   return kind === 'markdown' && artifact.sizeBytes > MARKDOWN_RENDER_MAX_BYTES ? 'download' : kind;
 }

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isCairnError } from '../../core/errors.js';
 import type { Core } from '../../core/index.js';
+import type { LivePage } from '../../core/pages.js';
+import { publicPageUrl } from '../../core/records.js';
 import { pageRenderer } from '../render/page-kind.js';
 import { messagePage, NOT_FOUND_HTML, passwordPage, shellPage } from './templates.js';
 
@@ -48,6 +50,16 @@ function field(body: unknown, name: string): string | undefined {
 const slugOf = (request: FastifyRequest) => (request.params as { slug: string }).slug;
 
 export function viewerPageRoutes(app: FastifyInstance, core: Core): void {
+  /** The shell of a live page; with the content token of an unlocked gated page, by stored type only. */
+  const shell = (live: LivePage, token?: string) =>
+    shellPage({
+      ...live,
+      kind: pageRenderer(live.artifact, token !== undefined),
+      contentOrigin: core.deps.origins.content,
+      publicUrl: publicPageUrl(core.deps.origins, live.page.slug),
+      token,
+    });
+
   // The password and report forms post ordinary HTML forms.
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -62,8 +74,7 @@ export function viewerPageRoutes(app: FastifyInstance, core: Core): void {
     const live = await core.pages.resolve(slug);
     if (!live) return notFound(reply);
     if (live.page.access === 'password') return sendPage(core, reply, 200, passwordPage(slug));
-    const kind = pageRenderer(live.artifact, false);
-    return sendPage(core, reply, 200, shellPage({ ...live, kind, contentOrigin: core.deps.origins.content }));
+    return sendPage(core, reply, 200, shell(live));
   });
 
   app.post('/a/:slug/unlock', async (request, reply) => {
@@ -91,8 +102,7 @@ export function viewerPageRoutes(app: FastifyInstance, core: Core): void {
     }
     const live = await core.pages.resolve(slug);
     if (!live) return notFound(reply);
-    const kind = pageRenderer(live.artifact, true);
-    return sendPage(core, reply, 200, shellPage({ ...live, kind, contentOrigin: core.deps.origins.content, token }));
+    return sendPage(core, reply, 200, shell(live, token));
   });
 
   app.post('/a/:slug/report', async (request, reply) => {

@@ -1,13 +1,19 @@
 import { REPORT_REASONS } from '../../core/pages.js';
-import type { RendererKind } from '../../core/renderer.js';
+import { essence, type RendererKind } from '../../core/renderer.js';
 import { toIso } from '../../core/time.js';
 import type { ArtifactRow, PageRow } from '../../ports/metadata-store.js';
+import { formatBytes, modelOf } from '../render/format.js';
 import { type HtmlValue, html, type SafeHtml, trustedHtml } from '../render/html.js';
+import { PREVIEW_SHELL_CSS } from './preview-styles.js';
+import { genericShareTags, openShareTags, sharePanel } from './share.js';
 import { SHELL_CSS } from './styles.js';
+
+export { formatBytes };
 
 /** The HTML of the viewer origin. Every interpolated value goes through `html`, which escapes it. */
 
-function layout(title: string, body: HtmlValue): SafeHtml {
+/** `head` carries the page's link-preview tags; any other page gets only its heading in them. */
+function layout(title: string, body: HtmlValue, head: HtmlValue = genericShareTags(title)): SafeHtml {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -16,7 +22,8 @@ function layout(title: string, body: HtmlValue): SafeHtml {
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
-<style>${trustedHtml(SHELL_CSS)}</style>
+${head}
+<style>${trustedHtml(SHELL_CSS)}${trustedHtml(PREVIEW_SHELL_CSS)}</style>
 </head>
 <body>
 ${body}
@@ -29,25 +36,6 @@ const topbar = (heading: HtmlValue, action?: HtmlValue) =>
   html`<header class="topbar"><span class="brand">Cairn</span><h1>${heading}</h1>${action}</header>`;
 
 const footer = html`<footer>Shared with Cairn. This content was published by a user and is not reviewed.</footer>`;
-
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v >= 10 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
-}
-
-/** The receipt's `model`: `metadata.model` when it is a non-empty string (or a number). */
-function modelOf(metadata: Record<string, unknown>): string | null {
-  const m = metadata.model;
-  if (typeof m === 'string' && m.trim() !== '') return m;
-  return typeof m === 'number' ? String(m) : null;
-}
 
 function receipt(artifact: ArtifactRow): SafeHtml {
   const row = (field: string, value: string | null, cls = '', inner?: SafeHtml) =>
@@ -85,6 +73,8 @@ export interface ShellInput {
   artifact: ArtifactRow;
   kind: RendererKind;
   contentOrigin: string;
+  /** The page's public URL (`{viewer}/a/<slug>`), for the share panel and link previews. */
+  publicUrl: string;
   /** Content token of an unlocked password page. */
   token?: string;
 }
@@ -107,6 +97,13 @@ function rendererArea(input: ShellInput, title: string): SafeHtml {
     case 'markdown':
       // No scripts; popups only so an https link the reader clicks can open in a new tab.
       return html`<iframe class="panel frame markdown-frame" src="${src}" sandbox="allow-popups allow-popups-to-escape-sandbox" referrerpolicy="no-referrer" title="${title}"></iframe>`;
+    case 'text':
+    case 'code':
+    case 'json':
+    case 'csv':
+    case 'transcript':
+      // Our own document of escaped text: it needs no permission at all.
+      return html`<iframe class="panel frame preview-frame preview-${input.kind}" src="${src}" sandbox="" referrerpolicy="no-referrer" title="${title}"></iframe>`;
     case 'image':
       return html`<figure class="panel image"><img src="${src}" alt="${title}" referrerpolicy="no-referrer"></figure>`;
     default:
@@ -118,19 +115,26 @@ function rendererArea(input: ShellInput, title: string): SafeHtml {
   }
 }
 
-/** The page shell: title, the renderer, the provenance receipt, download and report. */
+/** The page shell: title, the renderer, the provenance receipt, the share panel, download and report. */
 export function shellPage(input: ShellInput): SafeHtml {
   const { page, artifact } = input;
   const title = page.title ?? artifact.filename;
   const download = html`<a class="btn" href="${contentUrl(input, true)}" rel="noreferrer" data-action="download">Download</a>`;
+  const framed = input.kind !== 'image' && input.kind !== 'download';
+  const raster = input.kind === 'image' && essence(artifact.contentType) !== 'image/svg+xml';
+  // A gated page's tags say nothing of it, also once unlocked.
+  const head = input.token
+    ? genericShareTags('Protected page')
+    : openShareTags(page, artifact, input.publicUrl, raster ? contentUrl(input, false) : undefined);
   return layout(
     title,
     html`${topbar(title, download)}
-<main class="layout renderer-${input.kind}">
+<main class="layout renderer-${input.kind}${framed ? ' framed' : ''}">
 <section class="content">${rendererArea(input, title)}</section>
-<aside class="side">${receipt(artifact)}${reportForm(page.slug)}</aside>
+<details class="side about"><summary>Details, share and report</summary>${receipt(artifact)}${sharePanel(input.publicUrl, artifact)}${reportForm(page.slug)}</details>
 </main>
 ${footer}`,
+    head,
   );
 }
 
