@@ -152,7 +152,8 @@ async function pushFile(
           replayed = r.replayed;
         },
       });
-      progress.finish();
+      if (replayed) progress.stop('already on the server');
+      else progress.finish();
     } catch (err) {
       progress.abort();
       throw err;
