@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newArtifactId } from '../../src/core/ids.js';
 import { BYTES_CAP } from '../../src/mcp/resources.js';
+import { runCairn } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connectMcp, data, type McpSession, runMcpExpectingExit, startFlakyProxy } from './mcp-client.js';
 
@@ -370,6 +371,42 @@ describe('startup', () => {
     const noKey = await runMcpExpectingExit({ HOME: home, PATH: process.env.PATH ?? '' }, [], cwd);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(/CAIRN_API_KEY/);
+    expect(noKey.stderr).toMatch(/`cairn login`/);
+    const noProfile = await runMcpExpectingExit({ HOME: home, PATH: process.env.PATH ?? '' }, ['--profile', 'ci'], cwd);
+    expect(noProfile.code).toBe(2);
+    expect(noProfile.stderr).toMatch(/no API key in profile "ci" .*`cairn login --profile ci`/);
+  });
+
+  it('after `cairn login` it uses the saved profile (key and URL); CAIRN_API_KEY still wins', async () => {
+    const own = await realpath(await mkdtemp(path.join(tmpdir(), 'cairn-mcp-login-')));
+    try {
+      const configDir = path.join(own, 'config');
+      const bare = { HOME: own, PATH: process.env.PATH ?? '', CAIRN_CONFIG_DIR: configDir };
+      const login = await runCairn(['login', '--key', srv.apiKey, '--url', srv.apiUrl], {
+        cwd: own,
+        configDir,
+        apiUrl: 'http://127.0.0.1:9',
+      });
+      expect(login.code, login.stderr).toBe(0);
+      // No key or URL in the host's environment: both come from the profile.
+      const s = await connectMcp({ env: bare, cwd: own });
+      try {
+        expect(data(await s.call('whoami')).tenant_name).toBe('main');
+        expect(s.stderr()).toMatch(/key …\S{4} from profile "default" in /);
+      } finally {
+        await s.close();
+      }
+      const otherKey = await srv.createTenant('mcp-env-first');
+      const e = await connectMcp({ env: { ...bare, CAIRN_API_KEY: otherKey, CAIRN_API_URL: srv.apiUrl }, cwd: own });
+      try {
+        expect(data(await e.call('whoami')).tenant_name).toBe('mcp-env-first');
+        expect(e.stderr()).toMatch(/from CAIRN_API_KEY/);
+      } finally {
+        await e.close();
+      }
+    } finally {
+      await rm(own, { recursive: true, force: true });
+    }
   });
 
   it('SERVICE_API_KEY works and CAIRN_MCP_ALLOW_PATH adds a root', async () => {
