@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { CAIRN_VERSION } from '../version.js';
 import { registerClientCommands } from './client/index.js';
 import { printJsonUsageError } from './client/json-failure.js';
 import { withExamples } from './help.js';
@@ -12,7 +13,7 @@ export async function main(argv: string[]): Promise<number> {
     .description(
       'Cairn: an artifact store for AI agents. Push files with metadata, find them, share them, publish them.',
     )
-    .version(await version(), '-V, --version')
+    .version(CAIRN_VERSION, '-V, --version')
     .showHelpAfterError(json ? false : '(run with --help for usage)')
     .exitOverride()
     // Commander echoes arguments in its errors: through the same escaping as all other output.
@@ -79,10 +80,4 @@ function isClientCommand(argv: string[]): boolean {
   const probe = new Command();
   registerClientCommands(probe);
   return probe.commands.some((c) => c.name() === word);
-}
-
-async function version(): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }

@@ -2,6 +2,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CairnClient } from '../client/index.js';
+import { CAIRN_VERSION } from '../version.js';
 import { PathConfinement, parseAllowPaths } from './paths.js';
 import { createLocalServer, MCP_SERVER_VERSION } from './server.js';
 
@@ -71,7 +72,7 @@ export async function runStdioServer(opts: StdioOptions, env: NodeJS.ProcessEnv 
   });
   await server.connect(transport);
   process.stderr.write(
-    `cairn mcp ${MCP_SERVER_VERSION}: ${client.baseUrl}, key …${apiKey.slice(-4)} from ${opts.keySource}, ` +
+    `cairn mcp ${MCP_SERVER_VERSION} (Cairn ${CAIRN_VERSION}): ${client.baseUrl}, key …${apiKey.slice(-4)} from ${opts.keySource}, ` +
       `path uploads under ${confinement.roots.join(', ') || 'no folder (add one with --allow-path)'}, destructive tools ${
         opts.allowDestructive ? 'allowed' : 'only with host confirmation'
       }\n`,
