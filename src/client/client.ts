@@ -1,4 +1,3 @@
-import { CAIRN_VERSION } from '../version.js';
 import { streamToFile } from './downloads.js';
 import { CairnError } from './errors.js';
 import { walkPages } from './iterate.js';
@@ -33,6 +32,7 @@ import type {
   WhoAmI,
 } from './types.js';
 import { fileBody, fileMultipart, jsonUploadBody, streamMultipart } from './uploads.js';
+import { CAIRN_VERSION } from './version.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 /**

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CairnClient } from '../client/index.js';
-import { CAIRN_VERSION } from '../version.js';
+import { CAIRN_VERSION } from '../client/version.js';
 import { PathConfinement, parseAllowPaths } from './paths.js';
 import { createLocalServer, MCP_SERVER_VERSION } from './server.js';
 

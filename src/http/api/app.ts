@@ -1,9 +1,9 @@
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { CAIRN_VERSION } from '../../client/version.js';
 import type { Core } from '../../core/index.js';
 import { LIMITS } from '../../core/plans.js';
-import { CAIRN_VERSION } from '../../version.js';
 import { installAdmission } from '../auth.js';
 import { installErrorHandling } from '../errors.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
