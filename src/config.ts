@@ -145,6 +145,26 @@ const truthy = (v: string | undefined) => ['1', 'true', 'yes'].includes((v ?? ''
 
 export class ConfigError extends Error {}
 
+/** The command-line flag of each setting that has one (`cairn serve --help`). */
+const FLAG_OF: Partial<Record<keyof ConfigInput, string>> = {
+  dataDir: '--data',
+  host: '--host',
+  apiPort: '--api-port',
+  viewerPort: '--viewer-port',
+  contentPort: '--content-port',
+  logLevel: '--log-level',
+};
+
+/** Settings whose value may hold a credential: a message names them without their value. */
+const SECRET_VALUES = new Set(['secret', 'databaseUrl', 'redisUrl', 'abuseWebhookUrl']);
+
+/** The name a person set a setting by: its flag when given, else its environment variable. */
+export function settingName(key: string, flags: ConfigInput = {}): string {
+  const flag = FLAG_OF[key as keyof ConfigInput];
+  if (flag && flags[key as keyof ConfigInput] !== undefined) return flag;
+  return `CAIRN_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+}
+
 export function loadConfig(flags: ConfigInput, env: Env): Config {
   const raw = {
     dataDir: path.resolve(flags.dataDir ?? nonEmpty(env.CAIRN_DATA_DIR) ?? './data'),
@@ -181,8 +201,15 @@ export function loadConfig(flags: ConfigInput, env: Env): Config {
   };
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new ConfigError(`Invalid configuration: ${problems}`);
+    const problems = parsed.error.issues.map((i) => {
+      const key = String(i.path[0] ?? '');
+      const name = settingName(key, flags);
+      const given = (raw as Record<string, unknown>)[key];
+      const notNumber = i.code === z.ZodIssueCode.invalid_type && i.received === 'nan';
+      const shown = SECRET_VALUES.has(key) ? name : `${name}=${JSON.stringify(given)}`;
+      return `${shown}: ${notNumber ? 'not a number' : i.message}`;
+    });
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
   const c = parsed.data;
   const contentOrigin = c.contentOrigin ?? `http://127.0.0.1:${c.contentPort}`;

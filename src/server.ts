@@ -53,9 +53,9 @@ export async function startServer(
   for (const a of apps) drain.track(a);
   let firstRunApiKey: string | null;
   try {
-    await api.listen({ host: config.host, port: config.apiPort });
-    await viewer.listen({ host: config.host, port: config.viewerPort });
-    await content.listen({ host: config.host, port: config.contentPort });
+    await listenAs(api, 'API', config.host, config.apiPort);
+    await listenAs(viewer, 'viewer', config.host, config.viewerPort);
+    await listenAs(content, 'content', config.host, config.contentPort);
     // Only once all three ports are ours: the default key is printed once, so a start that fails
     // to bind (a busy port) must not create the tenant and lose its key with the process.
     firstRunApiKey = await core.tenants.ensureDefault();
@@ -97,4 +97,28 @@ export async function startServer(
       return closing;
     },
   };
+}
+
+/** A listener that could not bind its port: the message names it and the setting that moves it. */
+export class ListenError extends Error {}
+
+const PORT_SETTING = {
+  API: ['CAIRN_API_PORT', '--api-port'],
+  viewer: ['CAIRN_VIEWER_PORT', '--viewer-port'],
+  content: ['CAIRN_CONTENT_PORT', '--content-port'],
+} as const;
+
+async function listenAs(app: FastifyInstance, name: keyof typeof PORT_SETTING, host: string, port: number) {
+  try {
+    await app.listen({ host, port });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw err;
+    const [env, flag] = PORT_SETTING[name];
+    const why = code === 'EADDRINUSE' ? 'another program is listening there' : 'permission denied';
+    throw new ListenError(
+      `the ${name} listener cannot use port ${port} on ${host}: ${why}. Stop that program or choose another ` +
+        `port with ${env} (or ${flag}).`,
+    );
+  }
 }

@@ -350,10 +350,13 @@ class Transport:
         view = memoryview(data)
         while view:
             readable, writable = _wait(sock, self.timeout)
+            # Readable first: nothing is due from the server before the body ends, so data here is
+            # its answer (an idempotent replay, a refusal). Sending on would feed a server that may
+            # still drain what it no longer needs: a replayed 64 MiB push sent a third of it.
+            if readable:
+                raise _EarlyAnswer()
             if writable:
                 view = view[sock.send(view[:_SEND_PIECE]) :]
-            elif readable:
-                raise _EarlyAnswer()
             else:
                 raise socket.timeout("timed out while sending the request body")
 

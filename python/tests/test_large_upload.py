@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ import textwrap
 import time
 import unittest
 import uuid
+from typing import Any
 
 import _server
 from _server import ServerTestCase
@@ -55,6 +57,32 @@ CHILD = textwrap.dedent(
     }))
     """
 )
+
+
+class _CountingReader(io.RawIOBase):
+    """A binary file that counts the bytes read from it."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.name = raw.name
+        self.read_bytes = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def readinto(self, buf: Any) -> int:
+        n = self.raw.readinto(buf)
+        self.read_bytes += n
+        return n
 
 
 class LargeUploadTest(ServerTestCase):
@@ -103,6 +131,20 @@ class LargeUploadTest(ServerTestCase):
         self.assertEqual(digest.hexdigest(), self.sha256)
         got = self.pro.get(art["artifact_id"])
         self.assertEqual(got.metadata, {"kind": "big"})
+
+    def test_replayed_push_ends_at_the_answer(self) -> None:
+        """A replay is answered from the Idempotency-Key alone: the rest of the file is not sent."""
+        key = "replay-" + uuid.uuid4().hex[:10]
+        first = self.pro.push(path=self.path, idempotency_key=key)
+        with open(self.path, "rb") as raw:
+            source = _CountingReader(raw)
+            started = time.monotonic()
+            again = self.pro.push(source, "big.bin", idempotency_key=key)
+            took = time.monotonic() - started
+        self.assertEqual(again.artifact_id, first.artifact_id)
+        self.assertLess(took, 10)
+        # What the socket buffers took before the answer, not the file.
+        self.assertLess(source.read_bytes, FILE_SIZE // 4, f"read {source.read_bytes} bytes")
 
     def test_large_upload_refused_early_gives_the_real_error(self) -> None:
         session = "sealed-" + uuid.uuid4().hex[:10]

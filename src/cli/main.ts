@@ -1,22 +1,27 @@
 import { Command, CommanderError } from 'commander';
+import { CAIRN_VERSION } from '../client/version.js';
 import { registerClientCommands } from './client/index.js';
+import { printJsonUsageError } from './client/json-failure.js';
 import { withExamples } from './help.js';
 import { forTerminal, stderrLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
 /** Exit codes: 0 ok, 1 API or runtime error, 2 usage error. */
 export async function main(argv: string[]): Promise<number> {
+  const json = wantsJson(argv);
   const program = new Command('cairn')
     .description(
       'Cairn: an artifact store for AI agents. Push files with metadata, find them, share them, publish them.',
     )
-    .version(await version(), '-V, --version')
-    .showHelpAfterError('(run with --help for usage)')
+    .version(CAIRN_VERSION, '-V, --version')
+    .showHelpAfterError(json ? false : '(run with --help for usage)')
     .exitOverride()
     // Commander echoes arguments in its errors: through the same escaping as all other output.
     .configureOutput({
       writeOut: (text) => process.stdout.write(forTerminal(text)),
       writeErr: (text) => process.stderr.write(forTerminal(text)),
+      // Under --json a usage mistake is the error envelope too (admin commands print their own).
+      outputError: (text, write) => (json ? printJsonUsageError(text) : write(text)),
     });
   withExamples(program, [
     'cairn serve                                   # run the service on ./data',
@@ -54,11 +59,18 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (err instanceof UsageError) {
-      stderrLine(`error: ${err.message}`);
+      if (json) printJsonUsageError(err.message);
+      else stderrLine(`error: ${err.message}`);
       return 2;
     }
     throw err;
   }
+}
+
+/** Whether `--json` is among the options (before a `--`). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).slice(2).includes('--json');
 }
 
 /** Whether the command word of `argv` (node, script, …) is one of the client commands. */
@@ -68,10 +80,4 @@ function isClientCommand(argv: string[]): boolean {
   const probe = new Command();
   registerClientCommands(probe);
   return probe.commands.some((c) => c.name() === word);
-}
-
-async function version(): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { resolveSettings, type Settings } from './client/settings.js';
 import { UsageError } from './usage-error.js';
 
 export function registerMcpCommand(program: Command): void {
@@ -12,33 +13,59 @@ export function registerMcpCommand(program: Command): void {
       [] as string[],
     )
     .option(
+      '--profile <name>',
+      'use this config-file profile\'s key and URL, not CAIRN_API_KEY/CAIRN_API_URL (else CAIRN_PROFILE, or "default")',
+    )
+    .option(
       '--allow-destructive',
       'offer create_download_link, delete_artifact and seal_session to hosts that cannot confirm them',
     )
     .addHelpText(
       'after',
       `
+Key and URL, as for every client command: CAIRN_API_KEY (or SERVICE_API_KEY) with CAIRN_API_URL,
+else the profile saved by \`cairn login\` (CAIRN_PROFILE or --profile names it, else "default").
+
 Environment:
-  CAIRN_API_KEY (or SERVICE_API_KEY)   the API key (required)
-  CAIRN_API_URL                        default http://127.0.0.1:8080
+  CAIRN_API_KEY (or SERVICE_API_KEY)   the API key (else the saved profile's)
+  CAIRN_API_URL                        the URL that goes with it (default http://127.0.0.1:8080)
   CAIRN_MCP_ALLOW_PATH                 extra ':'-separated absolute roots for path uploads
 
 Examples:
-  $ cairn mcp                                              # key from CAIRN_API_KEY
+  $ cairn mcp                                              # key from CAIRN_API_KEY or \`cairn login\`
   $ CAIRN_API_KEY=ak_live_… cairn mcp --allow-path /data/reports
   $ cairn mcp --allow-destructive                          # for hosts that cannot confirm
 
 stdout carries MCP messages only; diagnostics and the audit lines of destructive calls go to stderr.
 See docs/mcp.md for host configuration, path confinement and destructive-tool gating.`,
     )
-    .action(async (opts: { allowPath: string[]; allowDestructive?: boolean }) => {
+    .action(async (opts: { allowPath: string[]; allowDestructive?: boolean; profile?: string }) => {
+      const settings = await resolveSettings({ profile: opts.profile });
+      if (!settings.apiKey || !settings.keySource) throw new UsageError(noKeyMessage(settings));
       // Loaded on use: the MCP SDK would otherwise slow every other command's start.
       const { McpStartupError, runStdioServer } = await import('../mcp/stdio.js');
       try {
-        await runStdioServer({ allowPath: opts.allowPath, allowDestructive: opts.allowDestructive === true });
+        await runStdioServer({
+          apiKey: settings.apiKey,
+          apiUrl: settings.apiUrl,
+          keySource: settings.keySource,
+          allowPath: opts.allowPath,
+          allowDestructive: opts.allowDestructive === true,
+        });
       } catch (err) {
         if (err instanceof McpStartupError) throw new UsageError(err.message);
         throw err;
       }
     });
+}
+
+/** Like the client commands' message, without --api-key: a key on a command line ends up in host config files. */
+function noKeyMessage(settings: Settings): string {
+  if (settings.profileFlag) {
+    return `cairn mcp: no API key in profile "${settings.profile}" of ${settings.configFile}. Run \`cairn login --profile ${settings.profile}\`.`;
+  }
+  return (
+    'cairn mcp: no API key. Run `cairn login` (it saves the key in ' +
+    `${settings.configFile}, profile "${settings.profile}"), or set CAIRN_API_KEY in the host's environment.`
+  );
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
+import { stderrLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
 /** How long in-flight requests may take to finish once a stop signal arrives. */
@@ -45,8 +46,16 @@ printed once. SIGINT/SIGTERM stop the service after in-flight requests finish.`,
         throw err;
       }
       // Loaded here, not at the top: `cairn admin` and `--help` share this module and need no server.
-      const { startServer } = await import('../server.js');
-      const server = await startServer(config, { env: process.env });
+      const { ListenError, startServer } = await import('../server.js');
+      let server: Awaited<ReturnType<typeof startServer>>;
+      try {
+        server = await startServer(config, { env: process.env });
+      } catch (err) {
+        if (!(err instanceof ListenError)) throw err;
+        stderrLine(`error: ${err.message}`);
+        process.exitCode = 1;
+        return;
+      }
       // Signal handlers first, banner second: whoever waits for the banner may stop us at once.
       const stopped = new Promise<void>((resolve) => {
         const stop = (signal: string) => {

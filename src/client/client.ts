@@ -33,9 +33,9 @@ import type {
   WhoAmI,
 } from './types.js';
 import { fileBody, fileMultipart, jsonUploadBody, streamMultipart } from './uploads.js';
+import { CAIRN_VERSION } from './version.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
-const SDK_VERSION = '0.1.0';
 /**
  * `complete` reads the whole uploaded file (up to 5 GiB) to hash it, then has storage copy it:
  * minutes, not seconds, for the largest files. A shorter timeout would abandon (and the retry
@@ -58,7 +58,7 @@ export class CairnClient {
       baseUrl: (opts.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, ''),
       maxRetries: Math.max(0, opts.maxRetries ?? 3),
       timeoutMs: opts.timeoutMs ?? 60_000,
-      userAgent: opts.userAgent ?? `cairn-sdk-typescript/${SDK_VERSION} node/${process.versions.node}`,
+      userAgent: opts.userAgent ?? `cairn-sdk-typescript/${CAIRN_VERSION} node/${process.versions.node}`,
       fetch: opts.fetch ?? globalThis.fetch,
     });
   }

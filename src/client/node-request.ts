@@ -7,6 +7,12 @@ import { pipeline } from 'node:stream/promises';
  * Sends a streamed request body with node:http and returns a fetch Response. fetch (undici) in
  * Node 20 reads a streamed request body as fast as its source yields, so a 300 MB file ends up
  * in memory; node:http waits for the socket to drain, which keeps memory flat.
+ *
+ * The server may answer before it has read the whole body: an idempotent replay (the answer is
+ * known from the key alone) or a refusal. The rest of the body is then never sent: the source stops
+ * being read at once, and the connection (which cannot carry another request with a body cut
+ * short) is closed once the answer has been read. Sending on would wait for a server that no
+ * longer reads, which held a replayed push of a few MB open for over a minute.
  */
 export function streamRequest(
   url: URL,
@@ -16,6 +22,7 @@ export function streamRequest(
   return new Promise<Response>((resolve, reject) => {
     const req = lib.request(url, { method: init.method, headers: init.headers, signal: init.signal });
     let settled = false;
+    let answered = false;
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
@@ -23,6 +30,12 @@ export function streamRequest(
     };
     req.on('response', (res) => {
       settled = true;
+      answered = true;
+      if (!req.writableFinished) {
+        const hangUp = () => req.destroy();
+        res.once('end', hangUp);
+        res.once('close', hangUp);
+      }
       const headers = new Headers();
       for (const [k, v] of Object.entries(res.headers)) {
         if (Array.isArray(v)) for (const one of v) headers.append(k, one);
@@ -33,7 +46,13 @@ export function streamRequest(
       resolve(new Response(body, { status, statusText: res.statusMessage ?? '', headers }));
     });
     req.on('error', fail);
-    pipeline(Readable.from(init.body, { objectMode: false }), req).catch((err) => {
+    async function* untilAnswered(): AsyncGenerator<Uint8Array> {
+      for await (const chunk of init.body) {
+        if (answered) return;
+        yield chunk;
+      }
+    }
+    pipeline(Readable.from(untilAnswered(), { objectMode: false }), req).catch((err) => {
       // An early answer (e.g. a refusal before the body was read) is still delivered above.
       fail(err);
       req.destroy();

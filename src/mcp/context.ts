@@ -45,8 +45,11 @@ export type Tier = 'read' | 'write' | 'destroy';
 export interface ToolDef {
   name: string;
   title: string;
-  /** Written for the agent: what it does, when to use it, and what not to use it for. */
-  description: string;
+  /**
+   * Written for the agent: what it does, when to use it, and what not to use it for. A function
+   * when it names another tool the client may not be shown: `listed` says which ones it sees.
+   */
+  description: string | ((listed: (tool: string) => boolean) => string);
   tier: Tier;
   /** The destructive class gated on local stdio (create_download_link, delete_artifact, seal_session). */
   destructive: boolean;

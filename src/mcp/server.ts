@@ -12,6 +12,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { CairnApi, ToolContext, ToolDef } from './context.js';
+import { askToConfirm, canElicit } from './elicit-confirm.js';
 import type { OpenedFile } from './paths.js';
 import { listResources, RESOURCE_TEMPLATES, readResource } from './resources.js';
 import { fail } from './results.js';
@@ -28,9 +29,11 @@ export const INSTRUCTIONS =
 /**
  * How destructive tools (create_download_link, delete_artifact, seal_session) are offered on a
  * local connection: `confirm` when the host advertises experimental.confirmations (listed with
- * requiresConfirmation), `allowed` with --allow-destructive, otherwise `hidden` (not listed, refused).
+ * requiresConfirmation, the host asks), `elicit` when it declares the standard elicitation
+ * capability (listed; the server asks the user through elicitation/create before each call),
+ * `allowed` with --allow-destructive, otherwise `hidden` (not listed, refused).
  */
-export type GatingMode = 'confirm' | 'allowed' | 'hidden';
+export type GatingMode = 'confirm' | 'elicit' | 'allowed' | 'hidden';
 
 export interface LocalServerOptions {
   client: CairnApi;
@@ -43,21 +46,21 @@ export interface LocalServerOptions {
 }
 
 /** A tool as `tools/list` shows it (shared with the hosted server). */
-export function toolListing(tool: ToolDef, mode: GatingMode): Tool {
-  const listed: Tool = {
+export function toolListing(tool: ToolDef, mode: GatingMode, listed: (name: string) => boolean = () => true): Tool {
+  const entry: Tool = {
     name: tool.name,
     title: tool.title,
-    description: tool.description,
+    description: typeof tool.description === 'string' ? tool.description : tool.description(listed),
     inputSchema: toJsonSchemaCompat(tool.input, { strictUnions: true, pipeStrategy: 'input' }) as Tool['inputSchema'],
     annotations: { title: tool.title, ...tool.annotations },
     _meta: { 'cairn/tier': tool.tier },
   };
   if (tool.destructive && mode === 'confirm') {
     // Not (yet) a standard annotation: hosts that advertise confirmations read either place.
-    listed.annotations = { ...listed.annotations, requiresConfirmation: true } as Tool['annotations'];
-    listed._meta = { ...listed._meta, requiresConfirmation: true };
+    entry.annotations = { ...entry.annotations, requiresConfirmation: true } as Tool['annotations'];
+    entry._meta = { ...entry._meta, requiresConfirmation: true };
   }
-  return listed;
+  return entry;
 }
 
 /** The subject of a destructive call, for the audit line (ids only, never secrets). */
@@ -78,6 +81,8 @@ export function createLocalServer(opts: LocalServerOptions): Server {
   const mode = (): GatingMode => {
     const experimental = server.getClientCapabilities()?.experimental as Record<string, unknown> | undefined;
     if (experimental?.confirmations) return 'confirm';
+    // A host that can ask its user is asked, even with --allow-destructive (meant for hosts that cannot).
+    if (canElicit(server)) return 'elicit';
     return opts.allowDestructive ? 'allowed' : 'hidden';
   };
   const context = (): ToolContext => {
@@ -92,7 +97,9 @@ export function createLocalServer(opts: LocalServerOptions): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, () => {
     const m = mode();
-    return { tools: TOOLS.filter((t) => !t.destructive || m !== 'hidden').map((t) => toolListing(t, m)) };
+    const shown = TOOLS.filter((t) => !t.destructive || m !== 'hidden');
+    const names = new Set(shown.map((t) => t.name));
+    return { tools: shown.map((t) => toolListing(t, m, (name) => names.has(name))) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
@@ -101,6 +108,12 @@ export function createLocalServer(opts: LocalServerOptions): Server {
     if (!tool.destructive) return runTool(tool, req.params.arguments, context());
     const m = mode();
     const ctx = context();
+    let unconfirmed: string | null = null;
+    const ask = async (args: Record<string, unknown>) => {
+      const no = await askToConfirm(server, tool.name, args);
+      unconfirmed = no?.outcome ?? null;
+      return no?.refused ?? null;
+    };
     const result =
       m === 'hidden'
         ? fail(
@@ -108,7 +121,7 @@ export function createLocalServer(opts: LocalServerOptions): Server {
               'The user can enable it by starting the server with --allow-destructive (command line only).',
             { status: 403, code: 'destructive_tools_disabled', retry_hint: 'do_not_retry' },
           )
-        : await runTool(tool, req.params.arguments, ctx);
+        : await runTool(tool, req.params.arguments, ctx, m === 'elicit' ? ask : undefined);
     opts.audit(
       `cairn-mcp audit ${JSON.stringify({
         at: new Date().toISOString(),
@@ -116,7 +129,8 @@ export function createLocalServer(opts: LocalServerOptions): Server {
         ...subject(req.params.arguments),
         client: ctx.clientInfo?.name ?? null,
         gating: m,
-        outcome: m === 'hidden' ? 'refused' : result.isError ? `error:${String(result._meta?.code)}` : 'ok',
+        outcome:
+          m === 'hidden' ? 'refused' : (unconfirmed ?? (result.isError ? `error:${String(result._meta?.code)}` : 'ok')),
       })}`,
     );
     return result;

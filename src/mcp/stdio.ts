@@ -1,13 +1,19 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CairnClient, DEFAULT_BASE_URL } from '../client/index.js';
+import { CairnClient } from '../client/index.js';
+import { CAIRN_VERSION } from '../client/version.js';
 import { PathConfinement, parseAllowPaths } from './paths.js';
 import { createLocalServer, MCP_SERVER_VERSION } from './server.js';
 
 /** `cairn mcp`: the local stdio MCP server. stdout carries protocol messages only; the rest goes to stderr. */
 
 export interface StdioOptions {
+  /** The key and the URL it goes to, resolved as for every CLI command (env first, then the profile). */
+  apiKey: string;
+  apiUrl: string;
+  /** Where the key came from ('CAIRN_API_KEY', 'profile "default" in …'), for the start-up line. */
+  keySource: string;
   /** Repeatable --allow-path values (each may be ':'-separated). */
   allowPath: string[];
   /** --allow-destructive (command line only). */
@@ -27,10 +33,7 @@ function configDirs(env: NodeJS.ProcessEnv): string[] {
 
 /** Runs until the client closes stdin. */
 export async function runStdioServer(opts: StdioOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const apiKey = env.CAIRN_API_KEY || env.SERVICE_API_KEY;
-  if (!apiKey) {
-    throw new McpStartupError('cairn mcp needs an API key in CAIRN_API_KEY (or SERVICE_API_KEY).');
-  }
+  const { apiKey } = opts;
   let roots: string[];
   try {
     roots = parseAllowPaths(opts.allowPath, env.CAIRN_MCP_ALLOW_PATH);
@@ -51,7 +54,7 @@ export async function runStdioServer(opts: StdioOptions, env: NodeJS.ProcessEnv 
 
   const client = new CairnClient({
     apiKey,
-    baseUrl: env.CAIRN_API_URL || DEFAULT_BASE_URL,
+    baseUrl: opts.apiUrl,
     userAgent: `cairn-mcp/${MCP_SERVER_VERSION} node/${process.versions.node}`,
   });
   const server = createLocalServer({
@@ -69,7 +72,7 @@ export async function runStdioServer(opts: StdioOptions, env: NodeJS.ProcessEnv 
   });
   await server.connect(transport);
   process.stderr.write(
-    `cairn mcp ${MCP_SERVER_VERSION}: ${client.baseUrl}, key …${apiKey.slice(-4)}, ` +
+    `cairn mcp ${MCP_SERVER_VERSION} (Cairn ${CAIRN_VERSION}): ${client.baseUrl}, key …${apiKey.slice(-4)} from ${opts.keySource}, ` +
       `path uploads under ${confinement.roots.join(', ') || 'no folder (add one with --allow-path)'}, destructive tools ${
         opts.allowDestructive ? 'allowed' : 'only with host confirmation'
       }\n`,

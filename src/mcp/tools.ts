@@ -103,9 +103,11 @@ export const TOOLS: readonly ToolDef[] = [
   defineTool({
     name: 'get_artifact_download_url',
     title: 'Private download URL',
-    description:
+    description: (listed) =>
       "A private, presigned URL to fetch an artifact's bytes yourself, valid for one hour. It is NOT for " +
-      'sharing with people: for a shareable link use create_download_link, for a web page publish_artifact.',
+      (listed('create_download_link')
+        ? 'sharing with people: for a shareable link use create_download_link, for a web page publish_artifact.'
+        : 'sharing with people: to share a file, publish it as a web page with publish_artifact.'),
     tier: 'read',
     destructive: false,
     annotations: READ,
@@ -290,10 +292,20 @@ export const TOOLS: readonly ToolDef[] = [
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, ToolDef> = new Map(TOOLS.map((t) => [t.name, t]));
 
-/** Validates the arguments and runs the tool; every failure becomes an isError result. */
-export async function runTool(tool: ToolDef, rawArgs: unknown, ctx: ToolContext): Promise<CallToolResult> {
+/**
+ * Validates the arguments and runs the tool; every failure becomes an isError result. `confirm`,
+ * given valid arguments, may return a result to give instead of running (the user said no).
+ */
+export async function runTool(
+  tool: ToolDef,
+  rawArgs: unknown,
+  ctx: ToolContext,
+  confirm?: (args: Record<string, unknown>) => Promise<CallToolResult | null>,
+): Promise<CallToolResult> {
   const parsed = tool.input.safeParse(rawArgs ?? {});
   if (!parsed.success) return zodFailure(tool.name, parsed.error);
+  const refused = confirm ? await confirm(parsed.data) : null;
+  if (refused) return refused;
   try {
     return await tool.run(parsed.data, ctx);
   } catch (err) {

@@ -402,6 +402,6 @@ describe('cairn serve', () => {
   it('a bad configuration is a usage error (exit 2)', async () => {
     const r = await cairn(['serve', '--api-port', 'not-a-port']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/apiPort/);
+    expect(r.stderr).toMatch(/--api-port="not-a-port": not a number/);
   });
 });

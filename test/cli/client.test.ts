@@ -127,7 +127,8 @@ describe('push', { timeout: 120_000 }, () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(`replays ${first.artifact_id}, which was deleted; pass a new key`);
-    expect(r.stderr).toMatch(/error: artifact_already_deleted: /);
+    // --json: the failure itself is the API's error envelope, the last line.
+    expect(r.stderr).toMatch(/^\{"error":\{"code":"artifact_already_deleted",.*\}\n$/m);
   });
 
   it('anything that changes the record changes the derived key: a new artifact each', async () => {
@@ -174,7 +175,7 @@ describe('push', { timeout: 120_000 }, () => {
       const lines = r.stdout.trimEnd().split('\n');
       expect(lines).toHaveLength(1);
       expect(JSON.parse(lines[0]!)).toMatchObject({ filename: 'a.txt', artifact_id: expect.stringMatching(ART_ID) });
-      expect(r.stderr).toMatch(/^error: invalid_request: no b/m);
+      expect(JSON.parse(r.stderr)).toEqual({ error: { code: 'invalid_request', message: 'no b', status: 400 } });
     } finally {
       await proxy.close();
     }
@@ -189,7 +190,7 @@ describe('push', { timeout: 120_000 }, () => {
       [['push', p, '--bogus'], /unknown option '--bogus'/],
       [['push', path.join(work, 'missing.txt')], /no such file: .*missing\.txt/],
       [['push', p, path.join(work, 'missing.txt')], /no such file: .*missing\.txt/],
-      [['push', work], /is not a regular file/],
+      [['push', work], /is a folder; add --recursive/],
       [['push', p, p, '--idempotency-key', 'k'], /one file at a time/],
       [['push'], /missing required argument 'files'/],
     ];
@@ -304,7 +305,7 @@ describe('ls, get, rm', { timeout: 120_000 }, () => {
     expect(ok(await cairn(['rm', id], withKey())).stdout).toContain(`Deleted ${id}.`);
     const again = await cairn(['rm', id, '--json'], withKey());
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/^error: artifact_already_deleted: /);
+    expect(JSON.parse(again.stderr).error).toMatchObject({ code: 'artifact_already_deleted', status: 410 });
     expect(again.stdout).toBe('');
     const del = json(await cairn(['rm', ids[2]!, '--json'], withKey()));
     expect(del).toEqual({ artifact_id: ids[2], deleted: true, deleted_at: expect.any(String) });

@@ -82,8 +82,10 @@ describe('whoami', { timeout: 120_000 }, () => {
       const r = await cairn(args, { CAIRN_API_URL: viaA.url });
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toContain('no API key. Set CAIRN_API_KEY, pass --api-key, or run `cairn login`');
-      expect(r.stderr).toContain(`${configFile()} (profile "default")`);
+      // With --json the message is the error envelope's.
+      const text = args.includes('--json') ? JSON.parse(r.stderr).error.message : r.stderr;
+      expect(text).toContain('no API key. Set CAIRN_API_KEY, pass --api-key, or run `cairn login`');
+      expect(text).toContain(`${configFile()} (profile "default")`);
     }
     const named = await cairn(['whoami', '--profile', 'ci'], { CAIRN_API_KEY: keyA });
     expect(named.code).toBe(2);

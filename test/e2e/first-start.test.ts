@@ -59,8 +59,11 @@ localOnly('first start', () => {
       CAIRN_CONTENT_PORT: String(await busyPort()),
       CAIRN_LOG_LEVEL: 'silent',
     });
-    expect(failed.code, failed.stderr).not.toBe(0);
-    expect(failed.stderr).toMatch(/EADDRINUSE/);
+    expect(failed.code, failed.stderr).toBe(1);
+    // The listener and the setting that moves it, in one line instead of a raw EADDRINUSE.
+    expect(failed.stderr).toMatch(
+      /^error: the content listener cannot use port \d+ on 127\.0\.0\.1: another program is listening there\. .*CAIRN_CONTENT_PORT \(or --content-port\)\.\n$/,
+    );
     expect(`${failed.stdout}${failed.stderr}`).not.toMatch(/ak_live_/);
     const db = new Database(path.join(dataDir, 'cairn.sqlite'), { readonly: true });
     try {
@@ -80,5 +83,36 @@ localOnly('first start', () => {
     expect(who.status).toBe(200);
     expect(who.json.tenant_name).toBe('default');
     expect((await ok.stop()).code).toBe(0);
+  });
+});
+
+describe('settings that cannot be used', () => {
+  it('a busy viewer port names the viewer listener and CAIRN_VIEWER_PORT', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'cairn-busy-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const r = await serveToExit({
+      CAIRN_DATA_DIR: dataDir,
+      CAIRN_API_PORT: '0',
+      CAIRN_VIEWER_PORT: String(await busyPort()),
+      CAIRN_CONTENT_PORT: '0',
+      CAIRN_LOG_LEVEL: 'silent',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the viewer listener cannot use port \d+ .*CAIRN_VIEWER_PORT/);
+  });
+
+  it('a bad number names the variable (or the flag) and its value, and exits 2; a secret is never echoed', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'cairn-bad-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const port = await serveToExit({ CAIRN_DATA_DIR: dataDir, CAIRN_API_PORT: 'abc' });
+    expect(port.code).toBe(2);
+    expect(port.stderr).toBe('error: Invalid configuration: CAIRN_API_PORT="abc": not a number\n');
+    const idle = await serveToExit({ CAIRN_DATA_DIR: dataDir, CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS: '1.5' });
+    expect(idle.code).toBe(2);
+    expect(idle.stderr).toMatch(/CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS="1\.5": /);
+    const secret = await serveToExit({ CAIRN_DATA_DIR: dataDir, CAIRN_SECRET: 'hunter2-short' });
+    expect(secret.code).toBe(2);
+    expect(secret.stderr).toMatch(/CAIRN_SECRET: /);
+    expect(secret.stderr).not.toContain('hunter2');
   });
 });

@@ -3,7 +3,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { BIN } from '../helpers/process.js';
 
 /** A real MCP client talking to a real `node bin/cairn.js mcp` child (dist/ must be built). */
@@ -21,6 +26,8 @@ export async function connectMcp(opts: {
   args?: string[];
   cwd: string;
   confirmations?: boolean;
+  /** Declares the standard `elicitation` capability and answers each elicitation/create with this. */
+  elicitation?: (request: ElicitRequest['params']) => ElicitResult | Promise<ElicitResult>;
   clientName?: string;
 }): Promise<McpSession> {
   const transport = new StdioClientTransport({
@@ -36,8 +43,15 @@ export async function connectMcp(opts: {
   });
   const client = new Client(
     { name: opts.clientName ?? 'test-agent', version: '1.0.0' },
-    { capabilities: opts.confirmations ? { experimental: { confirmations: {} } } : {} },
+    {
+      capabilities: {
+        ...(opts.confirmations ? { experimental: { confirmations: {} } } : {}),
+        ...(opts.elicitation ? { elicitation: {} } : {}),
+      },
+    },
   );
+  const answer = opts.elicitation;
+  if (answer) client.setRequestHandler(ElicitRequestSchema, (req) => answer(req.params));
   const streamErrors: Error[] = [];
   client.onerror = (e) => streamErrors.push(e);
   await client.connect(transport);

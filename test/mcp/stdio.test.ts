@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newArtifactId } from '../../src/core/ids.js';
 import { BYTES_CAP } from '../../src/mcp/resources.js';
+import { runCairn } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connectMcp, data, type McpSession, runMcpExpectingExit, startFlakyProxy } from './mcp-client.js';
 
@@ -94,6 +95,109 @@ describe('destructive-tool gating', () => {
       );
       expect(stored.session_id).toBe('allowed');
       expect(s.streamErrors).toEqual([]);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('elicitation: hosts that declare the standard capability confirm through it', () => {
+  /** Connects a host that answers every confirmation with `action`, recording the questions. */
+  const elicitingHost = async (action: 'accept' | 'decline' | 'cancel') => {
+    const asked: string[] = [];
+    const s = await connectMcp({
+      env,
+      cwd,
+      elicitation: (req) => {
+        asked.push(req.message);
+        return { action };
+      },
+    });
+    return { s, asked };
+  };
+  const stored = async (s: McpSession, session?: string) =>
+    data(await s.call('store_artifact', { filename: 'e.txt', content: 'aGk=', session_id: session })).artifact_id;
+
+  it('lists the destructive tools, and the description points at create_download_link', async () => {
+    const { s } = await elicitingHost('accept');
+    try {
+      const { tools } = await s.client.listTools();
+      expect(tools).toHaveLength(13);
+      const names = tools.map((t) => t.name);
+      for (const d of DESTRUCTIVE) expect(names).toContain(d);
+      const url = tools.find((t) => t.name === 'get_artifact_download_url');
+      expect(url?.description).toContain('create_download_link');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('accept: the user is asked what will happen, then the call runs', async () => {
+    const { s, asked } = await elicitingHost('accept');
+    try {
+      const id = await stored(s);
+      const link = data(await s.call('create_download_link', { artifact_id: id, expires_in: 86_400 }));
+      expect(link.url).toMatch(/^http/);
+      expect(asked).toEqual([expect.stringMatching(new RegExp(`public download link for artifact ${id}.*1 day`))]);
+      const gone = data(await s.call('delete_artifact', { artifact_id: id, confirm: true }));
+      expect(gone).toMatchObject({ artifact_id: id, deleted: true });
+      expect(asked).toHaveLength(2);
+      await vi.waitFor(() =>
+        expect(s.stderr()).toMatch(/cairn-mcp audit .*"tool":"delete_artifact".*"gating":"elicit","outcome":"ok"/),
+      );
+      // Arguments that fail validation are refused before anyone is asked.
+      const bad = await s.call('delete_artifact', { artifact_id: id });
+      expect(bad._meta).toMatchObject({ code: 'invalid_request' });
+      expect(asked).toHaveLength(2);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('decline: nothing runs, and the result says the user declined', async () => {
+    const { s, asked } = await elicitingHost('decline');
+    try {
+      const id = await stored(s);
+      const r = await s.call('delete_artifact', { artifact_id: id, confirm: true });
+      expect(r.isError).toBe(true);
+      expect(r._meta).toMatchObject({ status: 403, code: 'declined_by_user', retry_hint: 'do_not_retry' });
+      expect(JSON.stringify(r.content)).toMatch(/not run: the user declined/);
+      expect(asked).toEqual([expect.stringContaining(`Delete artifact ${id}?`)]);
+      expect(data(await s.call('get_artifact', { artifact_id: id })).artifact_id).toBe(id);
+      await vi.waitFor(() =>
+        expect(s.stderr()).toMatch(/cairn-mcp audit .*"tool":"delete_artifact".*"outcome":"declined"/),
+      );
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('cancel: nothing runs, and the result says the question was dismissed', async () => {
+    const { s } = await elicitingHost('cancel');
+    try {
+      await stored(s, 'elicit-cancel');
+      const r = await s.call('seal_session', { session_id: 'elicit-cancel' });
+      expect(r._meta).toMatchObject({ code: 'cancelled_by_user', retry_hint: 'do_not_retry' });
+      const sessions = data(await s.call('list_sessions', {})).sessions as { session_id: string; is_sealed: boolean }[];
+      expect(sessions.find((x) => x.session_id === 'elicit-cancel')?.is_sealed).toBe(false);
+      const link = await s.call('create_download_link', { artifact_id: await stored(s) });
+      expect(link._meta).toMatchObject({ code: 'cancelled_by_user' });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a host that declares nothing is never pointed at a tool it cannot see', async () => {
+    const s = await connectMcp({ env, cwd });
+    try {
+      const { tools } = await s.client.listTools();
+      const names = new Set(tools.map((t) => t.name));
+      for (const t of tools) {
+        for (const other of [...READ_TOOLS, ...DESTRUCTIVE, 'store_artifact', 'publish_artifact']) {
+          if (t.description?.includes(other)) expect(names, `${t.name} names ${other}`).toContain(other);
+        }
+      }
+      expect(tools.find((t) => t.name === 'get_artifact_download_url')?.description).toContain('publish_artifact');
     } finally {
       await s.close();
     }
@@ -370,6 +474,42 @@ describe('startup', () => {
     const noKey = await runMcpExpectingExit({ HOME: home, PATH: process.env.PATH ?? '' }, [], cwd);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(/CAIRN_API_KEY/);
+    expect(noKey.stderr).toMatch(/`cairn login`/);
+    const noProfile = await runMcpExpectingExit({ HOME: home, PATH: process.env.PATH ?? '' }, ['--profile', 'ci'], cwd);
+    expect(noProfile.code).toBe(2);
+    expect(noProfile.stderr).toMatch(/no API key in profile "ci" .*`cairn login --profile ci`/);
+  });
+
+  it('after `cairn login` it uses the saved profile (key and URL); CAIRN_API_KEY still wins', async () => {
+    const own = await realpath(await mkdtemp(path.join(tmpdir(), 'cairn-mcp-login-')));
+    try {
+      const configDir = path.join(own, 'config');
+      const bare = { HOME: own, PATH: process.env.PATH ?? '', CAIRN_CONFIG_DIR: configDir };
+      const login = await runCairn(['login', '--key', srv.apiKey, '--url', srv.apiUrl], {
+        cwd: own,
+        configDir,
+        apiUrl: 'http://127.0.0.1:9',
+      });
+      expect(login.code, login.stderr).toBe(0);
+      // No key or URL in the host's environment: both come from the profile.
+      const s = await connectMcp({ env: bare, cwd: own });
+      try {
+        expect(data(await s.call('whoami')).tenant_name).toBe('main');
+        expect(s.stderr()).toMatch(/key …\S{4} from profile "default" in /);
+      } finally {
+        await s.close();
+      }
+      const otherKey = await srv.createTenant('mcp-env-first');
+      const e = await connectMcp({ env: { ...bare, CAIRN_API_KEY: otherKey, CAIRN_API_URL: srv.apiUrl }, cwd: own });
+      try {
+        expect(data(await e.call('whoami')).tenant_name).toBe('mcp-env-first');
+        expect(e.stderr()).toMatch(/from CAIRN_API_KEY/);
+      } finally {
+        await e.close();
+      }
+    } finally {
+      await rm(own, { recursive: true, force: true });
+    }
   });
 
   it('SERVICE_API_KEY works and CAIRN_MCP_ALLOW_PATH adds a root', async () => {

@@ -4,6 +4,7 @@ import { withExamples } from '../help.js';
 import { stderrLine, stdoutLine, visible } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
 import { colourEnabled, type Paint, painter } from './format.js';
+import { printJsonFailure } from './json-failure.js';
 import { type GlobalOptions, missingKeyMessage, resolveSettings, type Settings } from './settings.js';
 
 /** What a client command's action gets: the SDK client, the settings, and output helpers. */
@@ -78,7 +79,8 @@ export function clientAction(handler: Handler, { needsKey = true } = {}) {
     try {
       await handler(ctx, args, opts);
     } catch (err) {
-      reportFailure(err, settings);
+      if (ctx.json && !(err instanceof UsageError || err instanceof CommanderError)) printJsonFailure(err);
+      else reportFailure(err, settings);
       process.exitCode = 1;
     }
   };

@@ -44,6 +44,25 @@ export function parseDurationSeconds(raw: string): number {
   return n * (UNIT_SECONDS[(m[2] || 's').toLowerCase()] ?? 1);
 }
 
+/** The API's longest share link (LIMITS.linkMaxSeconds): checked here so a typo costs no request. */
+export const LINK_MAX_DAYS = 30;
+
+/** `cairn link --expires`: a duration of at most LINK_MAX_DAYS days. */
+export function parseLinkExpiry(raw: string): number {
+  const seconds = parseDurationSeconds(raw);
+  if (seconds > LINK_MAX_DAYS * 86_400) {
+    throw new InvalidArgumentError(
+      `A link lives at most ${LINK_MAX_DAYS} days (${LINK_MAX_DAYS}d, ${LINK_MAX_DAYS * 86_400}s); ${raw} is ${formatDays(seconds)}.`,
+    );
+  }
+  return seconds;
+}
+
+function formatDays(seconds: number): string {
+  const days = seconds / 86_400;
+  return `${Number.isInteger(days) ? days : days.toFixed(1)} days`;
+}
+
 /** An ISO date or date-time, or a duration back from now ("2d" = two days ago) → RFC 3339 UTC. */
 export function parseTimeBound(raw: string, now: () => number = Date.now): string {
   if (/^\d+\s*[smhdw]$/i.test(raw.trim())) return new Date(now() - parseDurationSeconds(raw) * 1000).toISOString();

@@ -14,11 +14,17 @@ export interface Progress {
   update(done: number, total?: number | null): void;
   /** Draws the final state and ends the line. */
   finish(): void;
+  /**
+   * Ends the line with `note` in place of the rate, keeping the bytes actually sent: for a
+   * transfer the server answered before it was complete (a replayed push), whose rate would be
+   * the file's size over a few milliseconds.
+   */
+  stop(note: string): void;
   /** Clears the line (after a failure, so the error message starts clean). */
   abort(): void;
 }
 
-const NO_PROGRESS: Progress = { update() {}, finish() {}, abort() {} };
+const NO_PROGRESS: Progress = { update() {}, finish() {}, stop() {}, abort() {} };
 
 /** A bar for one transfer, or a no-op when it is small or nobody is watching stderr. */
 export function createProgress(
@@ -64,6 +70,11 @@ export class ProgressBar implements Progress {
     this.stream.write(`\r${this.render(this.now())}\u001b[K\n`);
   }
 
+  stop(note: string): void {
+    const line = `${this.label}  ${visible(note)}; stopped after ${formatBytes(this.done)} of ${formatBytes(this.total)}`;
+    this.stream.write(`\r${this.fit(line)}\u001b[K\n`);
+  }
+
   abort(): void {
     this.stream.write('\r\u001b[2K');
   }
@@ -83,7 +94,11 @@ export class ProgressBar implements Progress {
     const width = this.stream.columns || 80;
     const barWidth = Math.max(10, Math.min(30, width - this.label.length - tail.length - 6));
     const filled = Math.round(fraction * barWidth);
-    const line = `${this.label} [${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}] ${tail}`;
+    return this.fit(`${this.label} [${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}] ${tail}`);
+  }
+
+  private fit(line: string): string {
+    const width = this.stream.columns || 80;
     return line.length > width - 1 ? line.slice(0, width - 1) : line;
   }
 }

@@ -1,5 +1,3 @@
-import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import type { Command } from 'commander';
 import {
   type ArtifactRecord,
@@ -17,6 +15,7 @@ import { type Ctx, clientAction, withClientOptions } from './context.js';
 import { formatBytes } from './format.js';
 import { collectMeta, parseTtl } from './parse.js';
 import { createProgress } from './progress.js';
+import { expandInputs, type PushInput } from './push-inputs.js';
 
 /** A derived key is followed past at most this many deleted artifacts (each push-rm-push adds one). */
 const MAX_SUCCESSOR_HOPS = 100;
@@ -26,7 +25,9 @@ export function registerPushCommand(program: Command): void {
     program
       .command('push')
       .description('Upload one or more files (one artifact each). Re-running the same push never duplicates.')
-      .argument('<files...>', 'files to upload')
+      .argument('<files...>', 'files to upload; a folder with --recursive; - for stdin (with --name)')
+      .option('-r, --recursive', 'push every file under the folders given (metadata.path: its path from the folder)')
+      .option('--name <filename>', 'the stored filename (one input; required for - )')
       .option('--session <id>', 'session label')
       .option('--agent <id>', 'agent label (else CAIRN_AGENT_ID)')
       .option('--meta <key=value>', 'metadata pair (repeatable)', collectMeta)
@@ -57,6 +58,8 @@ is stored. With several files and --json, one JSON record is printed per line as
       'cairn push summary.md --title "Weekly summary"      # upload and publish',
       'cairn push data.csv --json | jq -r .artifact_id',
       'cairn push a.txt b.txt --json | jq -r .artifact_id   # one line per file',
+      'cairn push out/ --recursive --session run-42',
+      'make-report | cairn push - --name report.md',
     ],
   ).action(clientAction(push));
 }
@@ -70,19 +73,32 @@ interface Pushed {
 }
 
 async function push(ctx: Ctx, args: unknown[], opts: Record<string, unknown>): Promise<void> {
-  const files = (args[0] as string[]) ?? [];
+  const { inputs, cleanup } = await expandInputs((args[0] as string[]) ?? [], {
+    recursive: opts.recursive === true,
+    name: opts.name as string | undefined,
+  });
+  try {
+    await pushAll(ctx, inputs, opts);
+  } finally {
+    await cleanup();
+  }
+}
+
+async function pushAll(ctx: Ctx, inputs: PushInput[], opts: Record<string, unknown>): Promise<void> {
   const explicitKey = opts.idempotencyKey as string | undefined;
-  if (explicitKey !== undefined && files.length > 1) {
+  if (explicitKey !== undefined && inputs.length > 1) {
     throw new UsageError('--idempotency-key names one upload; push one file at a time to use it.');
   }
-  const sizes = await Promise.all(files.map(regularFileSize));
   const base = uploadOptions(opts);
   const title = opts.title as string | undefined;
   const publish = opts.publish === true || title !== undefined;
 
-  for (const [i, file] of files.entries()) {
-    const filename = path.basename(file);
+  for (const input of inputs) {
+    const { file, filename } = input;
     const upload: UploadOptions = { ...base, filename };
+    if (input.relativePath !== undefined && upload.metadata?.path === undefined) {
+      upload.metadata = { ...upload.metadata, path: input.relativePath };
+    }
     if (upload.transcript) upload.metadata = withTranscriptModels(upload.metadata, await scanTranscriptFile(file));
     const key =
       explicitKey ??
@@ -96,12 +112,12 @@ async function push(ctx: Ctx, args: unknown[], opts: Record<string, unknown>): P
         transcript: upload.transcript,
         metadata: upload.metadata,
       });
-    const pushed = await pushFile(ctx, file, sizes[i] ?? null, upload, key, explicitKey === undefined);
+    const pushed = await pushFile(ctx, file, input.size, upload, key, explicitKey === undefined);
     let record = pushed.record;
     if (publish) record = await publishNew(ctx, pushed, title);
     // Printed as each file completes, so a later failure never hides what was already stored.
     if (ctx.json) {
-      if (files.length === 1) ctx.printJson(record);
+      if (inputs.length === 1) ctx.printJson(record);
       else ctx.print(JSON.stringify(record));
     } else {
       const note = pushed.replayed ? `  ${ctx.paint('dim', '(already pushed)')}` : '';
@@ -158,7 +174,8 @@ async function pushFile(
           replayed = r.replayed;
         },
       });
-      progress.finish();
+      if (replayed) progress.stop('already on the server');
+      else progress.finish();
     } catch (err) {
       progress.abort();
       throw err;
@@ -212,17 +229,4 @@ async function publishNew(ctx: Ctx, pushed: Pushed, title: string | undefined): 
   await ctx.client.publish(id, title === undefined ? {} : { title });
   // The single GET carries the live page, so --json still prints an exact API body.
   return ctx.client.getArtifact(id);
-}
-
-/** Size of a file to upload; anything else is a usage error, found before any upload starts. */
-async function regularFileSize(file: string): Promise<number> {
-  try {
-    const s = await stat(file);
-    if (!s.isFile()) throw new UsageError(`${file} is not a regular file.`);
-    return s.size;
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file}: ${code ?? err}`);
-  }
 }

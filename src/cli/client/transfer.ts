@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../usage-error.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
 import { formatBytes, formatUntil } from './format.js';
-import { parseDurationSeconds } from './parse.js';
+import { parseLinkExpiry } from './parse.js';
 import { createProgress, type Progress } from './progress.js';
 
 /** download and link. */
@@ -32,7 +32,7 @@ export function registerTransferCommands(program: Command): void {
       .command('link')
       .description('Create a temporary download link anyone can open (no key needed).')
       .argument('<id>')
-      .option('--expires <duration>', 'lifetime: 7d, 12h, 30m or 3600s (default 7d, max 30d)', parseDurationSeconds),
+      .option('--expires <duration>', 'lifetime: 7d, 12h, 30m or 3600s (default 7d, max 30d)', parseLinkExpiry),
     [
       'cairn link art_XXXXXXXXXXXXXXXX',
       'cairn link art_XXXXXXXXXXXXXXXX --expires 12h',

@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { CAIRN_VERSION } from '../../client/version.js';
 import type { Core } from '../../core/index.js';
 import { LIMITS } from '../../core/plans.js';
 import { installAdmission } from '../auth.js';
@@ -26,7 +27,7 @@ export async function buildApiApp(core: Core, opts: ListenerOptions): Promise<Fa
       openapi: '3.1.0',
       info: {
         title: 'Cairn API',
-        version: '1.0.0',
+        version: CAIRN_VERSION,
         description: 'Artifact store for AI agents. Errors are `{error:{code,message,status}}`; match on `error.code`.',
       },
       servers: [{ url: core.deps.origins.api }],

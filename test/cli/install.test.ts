@@ -1,0 +1,135 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * How a newcomer gets Cairn: the package (`cairn-store`, since `cairn` on the registry is someone
+ * else's) packed with `npm pack` and imported by name, and the `cairn` command put on the PATH with
+ * `npm link`, which the MCP host snippets of docs/mcp.md then start exactly as written.
+ */
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+// The npm beside the node running the tests (Node 24 under scripts/with-node.sh), else the PATH's.
+const besideNode = path.join(path.dirname(process.execPath), 'npm');
+const NPM = existsSync(besideNode) ? besideNode : 'npm';
+
+let srv: TestServer;
+let scratch: string;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  // Inside the checkout, so the unpacked package finds its dependencies in its node_modules.
+  await mkdir(path.join(ROOT, 'test-output'), { recursive: true });
+  scratch = await mkdtemp(path.join(ROOT, 'test-output', 'install-'));
+});
+afterAll(async () => {
+  await srv?.close();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+describe('the package', { timeout: 120_000 }, () => {
+  it('is cairn-store with the bin cairn, in package.json and the lockfile alike', async () => {
+    const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8'));
+    const lock = JSON.parse(await readFile(path.join(ROOT, 'package-lock.json'), 'utf8'));
+    expect(pkg.name).toBe('cairn-store');
+    expect(pkg.bin).toEqual({ cairn: 'bin/cairn.js' });
+    expect(lock.name).toBe('cairn-store');
+    expect(lock.packages[''].name).toBe('cairn-store');
+    const doc = await readFile(path.join(ROOT, 'docs/sdk-typescript.md'), 'utf8');
+    const commands = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).join('\n');
+    expect(commands).toMatch(/npm install \/path\/to\/cairn\/cairn-store-/);
+    expect(commands).not.toMatch(/npm install cairn\b(?!-)/);
+    expect(doc).toContain("from 'cairn-store'");
+  });
+
+  it('packed with npm pack, it installs under its name: the SDK imports and the cairn bin runs', async () => {
+    // dist/ is built before the tests, so the pack skips `prepare` (the build) here.
+    const { stdout } = await run(NPM, ['pack', '--ignore-scripts', '--json', '--pack-destination', scratch], {
+      cwd: ROOT,
+    });
+    const [packed] = JSON.parse(stdout) as { name: string; filename: string; files: { path: string }[] }[];
+    expect(packed?.name).toBe('cairn-store');
+    const project = path.join(scratch, 'project');
+    const into = path.join(project, 'node_modules', 'cairn-store');
+    await mkdir(into, { recursive: true });
+    await writeFile(path.join(project, 'package.json'), '{"name":"my-agent","type":"module","private":true}');
+    await run('tar', ['-xzf', path.join(scratch, packed?.filename ?? ''), '-C', into, '--strip-components=1']);
+    const script = `
+      import { CairnClient } from 'cairn-store';
+      const c = new CairnClient({ apiKey: process.argv[1], baseUrl: process.argv[2] });
+      console.log(JSON.stringify(await c.whoami()));`;
+    const sdk = await run(process.execPath, ['--input-type=module', '-e', script, srv.apiKey, srv.apiUrl], {
+      cwd: project,
+    });
+    expect(JSON.parse(sdk.stdout).tenant_name).toBe('main');
+    const version = await run(process.execPath, [path.join(into, 'bin', 'cairn.js'), '--version'], { cwd: project });
+    expect(version.stdout.trim()).toBe(JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).version);
+  });
+});
+
+describe('cairn on the PATH', { timeout: 120_000 }, () => {
+  let bin: string;
+  let home: string;
+
+  beforeAll(async () => {
+    // npm link into a private prefix: the same as the README's `npm link`, without touching the machine's.
+    const prefix = path.join(scratch, 'prefix');
+    await run(NPM, ['link', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], {
+      cwd: ROOT,
+      env: { ...process.env, npm_config_prefix: prefix },
+    });
+    bin = path.join(prefix, 'bin');
+    home = path.join(scratch, 'home');
+    await mkdir(home, { recursive: true });
+  });
+
+  const hostEnv = (extra: Record<string, string> = {}) => ({
+    HOME: home,
+    PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`,
+    ...extra,
+  });
+
+  it('after npm link, `cairn` runs by name', async () => {
+    const r = await run('cairn', ['--version'], { env: hostEnv() });
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it("every host snippet in docs/mcp.md starts as written (placeholders filled) and lists Cairn's tools", async () => {
+    const doc = await readFile(path.join(ROOT, 'docs/mcp.md'), 'utf8');
+    const snippets = [...doc.matchAll(/```json\n([\s\S]*?)```/g)]
+      .map((m) => JSON.parse(m[1] ?? '{}'))
+      .map((j) => j.mcpServers?.cairn)
+      .filter((s) => s?.command);
+    expect(snippets.length).toBeGreaterThanOrEqual(2);
+    // Snippets without env rely on `cairn login`, as the page says.
+    await run('cairn', ['login', '--key', srv.apiKey, '--url', srv.apiUrl], { env: hostEnv() });
+    const fill = (v: string) =>
+      v
+        .replace(/ak_live_X+/, srv.apiKey)
+        .replace('http://127.0.0.1:8080', srv.apiUrl)
+        .replace(/^\/Users\/me\//, `${home}/`);
+    for (const s of snippets as { command: string; args: string[]; env?: Record<string, string> }[]) {
+      const args = s.args.map(fill);
+      for (const a of args) if (a.startsWith(home)) await mkdir(a, { recursive: true });
+      const env = Object.fromEntries(Object.entries(s.env ?? {}).map(([k, v]) => [k, fill(v)]));
+      const transport = new StdioClientTransport({ command: s.command, args, env: hostEnv(env), stderr: 'pipe' });
+      const client = new Client({ name: 'snippet-host', version: '1.0.0' });
+      await client.connect(transport);
+      try {
+        const { tools } = await client.listTools();
+        expect(tools.map((t) => t.name)).toContain('store_artifact');
+        const who = await client.callTool({ name: 'whoami', arguments: {} });
+        expect(who.isError, JSON.stringify(who)).toBeFalsy();
+      } finally {
+        await client.close();
+      }
+    }
+  });
+});
