@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
 import type { RawQuery } from '../../../core/list-query.js';
 import { callerOf } from '../../auth.js';
-import { typeboxValidator } from '../../typebox-validator.js';
 import {
   ArtifactIdParams,
   ArtifactList,
@@ -97,10 +96,9 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         body: CreateLinkBody,
         response: { 201: LinkRecord, ...artifactErrors },
       },
-      validatorCompiler: typeboxValidator({ optionalBody: true }),
     },
     async (request, reply) => {
-      const body = (request.body ?? {}) as { expires_in?: number };
+      const body = request.body as { expires_in?: number };
       const link = await core.sharing.createLink(
         callerOf(request),
         (request.params as { id: string }).id,

@@ -142,7 +142,7 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
           'before any hashing.',
         tags: ['public pages'],
         params: SlugParams,
-        body: Type.Object({ password: Type.String() }, { additionalProperties: true }),
+        body: Type.Object({ password: Type.String() }),
         response: {
           200: Type.Object({ content_token: Type.String(), expires_in: Type.Integer() }),
           400: Type.Ref(ErrorEnvelope),
@@ -161,7 +161,7 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
     scope.post(
       '/v1/public/pages/:slug/report',
       {
-        config: { publicPage: true },
+        config: { publicPage: true, anyBody: true },
         schema: {
           summary: 'Report a page to the operators',
           description:
