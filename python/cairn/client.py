@@ -385,7 +385,8 @@ class Cairn:
         limit: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> ArtifactPage:
-        """One page of artifacts, newest first. ``metadata`` is one ``{key: value}`` exact match.
+        """One page of artifacts, newest first. ``metadata`` is up to 8 ``{key: value}`` exact matches,
+        all of which must hold.
 
         Pass ``page.next_cursor`` as ``cursor`` for the next page, or use :meth:`iter_artifacts`.
         """

@@ -238,6 +238,8 @@ class ClientTest(ServerTestCase):
         self.assertEqual(ids(self.pro.list(session_id=session, metadata={"n": 2})), [b.artifact_id])
         self.assertEqual(ids(self.pro.list(session_id=session, metadata={"flag": True})), [a.artifact_id])
         self.assertEqual(ids(self.pro.list(session_id=session, metadata={"tag": "x"})), [b.artifact_id])
+        self.assertEqual(ids(self.pro.list(session_id=session, metadata={"n": 2, "tag": "x"})), [b.artifact_id])
+        self.assertEqual(ids(self.pro.list(session_id=session, metadata={"n": 1, "tag": "x"})), [])
         # Time filters accept datetimes and strings.
         self.assertEqual(ids(self.pro.list(session_id=session, created_after=b.created_at)), [c.artifact_id])
         before = b.created + dt.timedelta(microseconds=1000)

@@ -232,7 +232,7 @@ describe('ls, get, rm', { timeout: 120_000 }, () => {
     ids = [];
     for (const n of [1, 2, 3]) {
       const p = await file(`ls/f${n}.txt`, `file ${n}`);
-      const meta = n === 2 ? ['--meta', 'color=red'] : [];
+      const meta = n === 2 ? ['--meta', 'color=red', '--meta', 'size=big'] : n === 3 ? ['--meta', 'color=red'] : [];
       ids.push(json(await cairn(['push', p, '--session', 'ls-run', ...meta, '--json'], withKey())).artifact_id);
     }
   });
@@ -253,7 +253,10 @@ describe('ls, get, rm', { timeout: 120_000 }, () => {
     const direct = await api(server.apiUrl, server.apiKey, 'GET', '/v1/artifacts?session_id=ls-run');
     expect(body).toEqual(direct.json);
     const red = json(await cairn(['ls', '--meta', 'color=red', '--json'], withKey()));
-    expect(red.artifacts.map((a: Rec) => a.artifact_id)).toEqual([ids[1]]);
+    expect(red.artifacts.map((a: Rec) => a.artifact_id)).toEqual([ids[2], ids[1]]);
+    // Repeated --meta pairs must all match.
+    const redBig = json(await cairn(['ls', '--meta', 'color=red', '--meta', 'size=big', '--json'], withKey()));
+    expect(redBig.artifacts.map((a: Rec) => a.artifact_id)).toEqual([ids[1]]);
   });
 
   it('pages with --limit/--cursor, and --all walks every page', async () => {
@@ -278,7 +281,7 @@ describe('ls, get, rm', { timeout: 120_000 }, () => {
     for (const [args, message] of [
       [['ls', '--limit', '0'], /1 to 200/],
       [['ls', '--limit', 'ten'], /1 to 200/],
-      [['ls', '--meta', 'a=1', '--meta', 'b=2'], /one --meta pair/],
+      [['ls', ...Array.from({ length: 9 }, (_, i) => ['--meta', `k${i}=v`]).flat()], /at most 8 --meta pairs/],
       [['ls', '--created-after', 'yesterday-ish'], /ISO date/],
     ] as const) {
       const r = await cairn([...args], withKey());

@@ -158,15 +158,22 @@ describe('tools', () => {
         filename: 'a.txt',
         content: 'YQ==',
         session_id: 'listing',
-        metadata: { kind: 'x1' },
+        metadata: { kind: 'x1', stage: 'final' },
       }),
     );
     const bySession = data(await confirm.call('list_artifacts', { session_id: 'listing', limit: 5 }));
     expect(bySession.artifacts).toHaveLength(1);
     const byMeta = data(await confirm.call('list_artifacts', { metadata: { kind: 'x1' } }));
     expect(byMeta.artifacts[0].artifact_id).toBe(rec.artifact_id);
-    const two = await confirm.call('list_artifacts', { metadata: { a: '1', b: '2' } });
-    expect(two._meta).toMatchObject({ code: 'invalid_request' });
+    const two = data(await confirm.call('list_artifacts', { metadata: { kind: 'x1', stage: 'final' } }));
+    expect(two.artifacts.map((a: { artifact_id: string }) => a.artifact_id)).toEqual([rec.artifact_id]);
+    expect(data(await confirm.call('list_artifacts', { metadata: { kind: 'x1', stage: 'draft' } })).artifacts).toEqual(
+      [],
+    );
+    const nine = await confirm.call('list_artifacts', {
+      metadata: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, 'v'])),
+    });
+    expect(nine._meta).toMatchObject({ code: 'invalid_request' });
     expect(data(await confirm.call('get_artifact', { artifact_id: rec.artifact_id })).page).toBeNull();
     const url = data(await confirm.call('get_artifact_download_url', { artifact_id: rec.artifact_id }));
     expect(url.expires_in).toBe(3600);

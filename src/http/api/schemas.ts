@@ -113,7 +113,7 @@ export const ListArtifactsQuery = Type.Object(
   },
   {
     additionalProperties: true,
-    description: 'Plus at most one `metadata.<key>=<value>` exact-match filter.',
+    description: 'Plus up to 8 `metadata.<key>=<value>` exact-match filters, AND-ed (each key once).',
   },
 );
 

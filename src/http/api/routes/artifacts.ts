@@ -27,7 +27,7 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         summary: 'List artifacts',
         description:
           'Newest first (`created_at DESC, artifact_id DESC`), keyset-paginated. Filters combine with AND; ' +
-          'at most one `metadata.<key>=<value>`. Unknown parameters are refused.',
+          'up to 8 `metadata.<key>=<value>` (all must match). Unknown parameters are refused.',
         tags: ['artifacts'],
         security,
         querystring: ListArtifactsQuery,
