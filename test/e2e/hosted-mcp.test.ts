@@ -103,6 +103,22 @@ describe('the HTTP edge of /mcp', () => {
     expect(bad.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token", resource_metadata="/);
   });
 
+  it('a suspended account is 401 unauthorized naming the suspension, on the endpoint and in a tool', async () => {
+    const key = await srv.createTenant('hosted-suspended', 'pro');
+    const open = await connectHttpMcp(srv.apiUrl, key);
+    try {
+      await srv.core.tenants.setSuspended(await srv.core.tenants.byName('hosted-suspended'), true);
+      const r = await postMcp(srv.apiUrl, initializeMessage, { authorization: `Bearer ${key}` });
+      expect(r.status, r.text).toBe(401);
+      expect(JSON.parse(r.text).error).toMatchObject({ code: 'unauthorized', status: 401 });
+      expect(JSON.parse(r.text).error.message).toMatch(/suspended/);
+      // A connection opened before: its next call gets the same answer.
+      await expect(open.call('whoami')).rejects.toThrow(/suspended/);
+    } finally {
+      await open.close();
+    }
+  });
+
   it('admits every request like an API call: rate-limit headers and the monthly counter', async () => {
     const month = new Date().toISOString().slice(0, 7);
     const tenant = (await srv.core.deps.store.getTenantByName('main'))!;

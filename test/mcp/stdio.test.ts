@@ -255,6 +255,25 @@ describe('tools', () => {
   });
 });
 
+describe('a suspended account', () => {
+  it('is 401 unauthorized naming the suspension, not a bad key', async () => {
+    const key = await srv.createTenant('stdio-suspended', 'pro');
+    await srv.core.tenants.setSuspended(await srv.core.tenants.byName('stdio-suspended'), true);
+    const s = await connectMcp({ env: { ...env, CAIRN_API_KEY: key }, cwd });
+    try {
+      const r = await s.call('whoami');
+      expect(r.isError).toBe(true);
+      expect(r._meta).toMatchObject({ status: 401, code: 'unauthorized', retry_hint: 'do_not_retry' });
+      const text = JSON.stringify(r.content);
+      expect(text).toMatch(/suspended/);
+      expect(text).toMatch(/operator/);
+      expect(text).not.toMatch(/check CAIRN_API_KEY/);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('resources', () => {
   it('whoami, recent artifacts, records, bytes as text and as blob, and a session view', async () => {
     const png = data(

@@ -17,7 +17,7 @@ const security = [{ bearer: [] }];
 const publishForbidden = Type.Ref(ErrorEnvelope, {
   description:
     '`quota_exceeded` (password access on the Free plan, or the monthly request quota is reached), ' +
-    '`tenant_suspended`, or `page_taken_down` (an operator took this page down; publishing it is refused ' +
+    'or `page_taken_down` (an operator took this page down; publishing it is refused ' +
     'until the operator restores it).',
 });
 const publicErrors = { 404: Type.Ref(ErrorEnvelope), 429: Type.Ref(ErrorEnvelope) };
