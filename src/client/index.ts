@@ -5,6 +5,8 @@ export { deriveIdempotencyKey, deriveSuccessorKey, type IdempotencyParts, sha256
 export type {
   ArtifactList,
   ArtifactRecord,
+  BatchDownloadUrl,
+  BatchDownloadUrls,
   CairnClientOptions,
   DeleteResult,
   DownloadResult,

@@ -69,6 +69,8 @@ export const LIMITS = {
   linkDefaultSeconds: 7 * DAY,
   linkMaxSeconds: 30 * DAY,
   downloadUrlSeconds: 3600,
+  /** Artifact ids in one `POST /v1/artifacts/batch/download-urls`. */
+  batchDownloadUrls: 20,
   idempotencySeconds: DAY,
   softDeleteRetentionSeconds: 30 * DAY,
   contentTokenSeconds: 300,

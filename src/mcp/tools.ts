@@ -102,6 +102,19 @@ export const TOOLS: readonly ToolDef[] = [
     run: async (args, ctx) => ok(await ctx.client.getArtifact(args.artifact_id)),
   }),
   defineTool({
+    name: 'get_artifact_download_urls',
+    title: 'Private download URLs (batch)',
+    description:
+      'Private, presigned URLs for up to 20 artifacts in one call, each valid for one hour, one item per id ' +
+      'in the order given. An id that is unknown, deleted or expired gets an item with `error` instead of a ' +
+      'URL. Not for sharing with people (use create_download_link).',
+    tier: 'read',
+    destructive: false,
+    annotations: READ,
+    input: { artifact_ids: z.array(artifactId).min(1).max(20).describe('1 to 20 artifact ids (art_…).') },
+    run: async (args, ctx) => ok(await ctx.client.downloadUrls(args.artifact_ids)),
+  }),
+  defineTool({
     name: 'get_artifact_download_url',
     title: 'Private download URL',
     description:

@@ -364,6 +364,26 @@ describe('download and link', { timeout: 120_000 }, () => {
     expect(await readFile(path.join(work, 'plain.txt'), 'utf8')).toBe('plain');
   });
 
+  it('download-url prints one working URL per id in order; a missing id goes to stderr with exit 1', async () => {
+    const other = json(await cairn(['push', await file('src/other-dl.txt', 'other bytes'), '--json'], withKey()));
+    const both = ok(await cairn(['download-url', other.artifact_id, id], withKey()));
+    const urls = both.stdout.trim().split('\n');
+    expect(urls).toHaveLength(2);
+    expect(await (await fetch(urls[0]!)).text()).toBe('other bytes');
+    expect(Buffer.from(await (await fetch(urls[1]!)).arrayBuffer()).equals(content)).toBe(true);
+    expect(both.stderr).toMatch(/one hour/);
+
+    // 21 ids take two API calls; the answer is still one list in order.
+    const many = json(await cairn(['download-url', ...Array.from({ length: 21 }, () => id), '--json'], withKey()));
+    expect(many.download_urls).toHaveLength(21);
+
+    const unknown = 'art_0000000000000000';
+    const mixed = await cairn(['download-url', unknown, other.artifact_id], withKey());
+    expect(mixed.code).toBe(1);
+    expect(mixed.stdout.trim().split('\n')).toHaveLength(1);
+    expect(mixed.stderr).toMatch(new RegExp(`error: ${unknown}: artifact_not_found`));
+  });
+
   it('link prints a working URL; --expires sets its lifetime; a bad duration exits 2', async () => {
     const human = ok(await cairn(['link', id], withKey()));
     const url = human.stdout.trim();

@@ -20,9 +20,9 @@ afterAll(async () => {
 });
 
 describe('hosted MCP with an API key', () => {
-  it('lists all 13 tools (no local destructive gating) and answers whoami with the key’s tenant', async () => {
+  it('lists all 14 tools (no local destructive gating) and answers whoami with the key’s tenant', async () => {
     const tools = (await mcp.client.listTools()).tools;
-    expect(tools.map((t) => t.name).sort()).toHaveLength(13);
+    expect(tools.map((t) => t.name).sort()).toHaveLength(14);
     expect(tools.find((t) => t.name === 'delete_artifact')?.annotations?.destructiveHint).toBe(true);
     expect(data(await mcp.call('whoami'))).toMatchObject({
       tenant_name: 'main',
@@ -45,6 +45,12 @@ describe('hosted MCP with an API key', () => {
     expect(stored.metadata).toEqual({ model: 'test-model' });
     const viaApi = await api(srv.apiUrl, srv.apiKey, 'GET', `/v1/artifacts/${stored.artifact_id}`);
     expect(viaApi.json.content_hash).toBe(stored.content_hash);
+
+    const urls = data(await mcp.call('get_artifact_download_urls', { artifact_ids: [stored.artifact_id] }));
+    expect(urls.download_urls).toEqual([
+      expect.objectContaining({ artifact_id: stored.artifact_id, filename: 'hosted.md', expires_in: 3600 }),
+    ]);
+    expect(await (await fetch(urls.download_urls[0].download_url)).text()).toBe('# from the hosted endpoint\n');
 
     const listed = data(await mcp.call('list_artifacts', { session_id: 'hosted-s1' }));
     expect(listed.artifacts.map((a: { artifact_id: string }) => a.artifact_id)).toEqual([stored.artifact_id]);

@@ -9,7 +9,14 @@ import { connectMcp, data, type McpSession, runMcpExpectingExit, startFlakyProxy
 
 /** `cairn mcp` (dist/, built first) through the MCP SDK's own client, against a real server. */
 
-const READ_TOOLS = ['whoami', 'list_artifacts', 'get_artifact', 'get_artifact_download_url', 'list_sessions'];
+const READ_TOOLS = [
+  'whoami',
+  'list_artifacts',
+  'get_artifact',
+  'get_artifact_download_url',
+  'get_artifact_download_urls',
+  'list_sessions',
+];
 const DESTRUCTIVE = ['create_download_link', 'delete_artifact', 'seal_session'];
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
@@ -49,7 +56,7 @@ describe('destructive-tool gating', () => {
     const s = await connectMcp({ env, cwd });
     try {
       const names = (await s.client.listTools()).tools.map((t) => t.name);
-      expect(names).toHaveLength(10);
+      expect(names).toHaveLength(11);
       for (const d of DESTRUCTIVE) expect(names).not.toContain(d);
       const r = await s.call('seal_session', { session_id: 'gated' });
       expect(r.isError).toBe(true);
@@ -65,7 +72,7 @@ describe('destructive-tool gating', () => {
 
   it('a host with confirmations sees them with requiresConfirmation', async () => {
     const { tools } = await confirm.client.listTools();
-    expect(tools).toHaveLength(13);
+    expect(tools).toHaveLength(14);
     for (const t of tools) {
       const needs = DESTRUCTIVE.includes(t.name);
       expect(t._meta?.requiresConfirmation === true).toBe(needs);
@@ -82,7 +89,7 @@ describe('destructive-tool gating', () => {
     const s = await connectMcp({ env, cwd, args: ['--allow-destructive'] });
     try {
       const { tools } = await s.client.listTools();
-      expect(tools).toHaveLength(13);
+      expect(tools).toHaveLength(14);
       expect(tools.some((t) => t._meta?.requiresConfirmation)).toBe(false);
       const stored = data(
         await s.call('store_artifact', { filename: 'g.txt', content: 'aGk=', session_id: 'allowed' }),
@@ -178,6 +185,15 @@ describe('tools', () => {
     const url = data(await confirm.call('get_artifact_download_url', { artifact_id: rec.artifact_id }));
     expect(url.expires_in).toBe(3600);
     expect(await (await fetch(url.download_url)).text()).toBe('a');
+    const unknown = 'art_0000000000000000';
+    const batch = data(await confirm.call('get_artifact_download_urls', { artifact_ids: [unknown, rec.artifact_id] }));
+    expect(batch.download_urls.map((i: { artifact_id: string }) => i.artifact_id)).toEqual([unknown, rec.artifact_id]);
+    expect(batch.download_urls[0].error).toMatchObject({ code: 'artifact_not_found', status: 404 });
+    expect(await (await fetch(batch.download_urls[1].download_url)).text()).toBe('a');
+    const tooMany = await confirm.call('get_artifact_download_urls', {
+      artifact_ids: Array.from({ length: 21 }, () => rec.artifact_id),
+    });
+    expect(tooMany._meta).toMatchObject({ code: 'invalid_request' });
     const missing = await confirm.call('get_artifact', { artifact_id: 'art_0000000000000000' });
     expect(missing._meta).toMatchObject({ status: 404, code: 'artifact_not_found', retry_hint: 'fix_arguments' });
   });

@@ -136,6 +136,43 @@ export const DownloadUrl = Type.Object({
   size_bytes: Type.Integer(),
 });
 
+export const BatchDownloadUrlsBody = Type.Object(
+  {
+    artifact_ids: Type.Array(Type.String({ pattern: '^art_[A-Za-z0-9]{16}$' }), {
+      minItems: 1,
+      maxItems: 20,
+      description: '1 to 20 artifact ids; a repeated id is answered twice.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const BatchDownloadUrls = Type.Object({
+  download_urls: Type.Array(
+    Type.Union([
+      Type.Object({
+        artifact_id: Type.String(),
+        download_url: Type.String(),
+        expires_in: Type.Integer(),
+        filename: Type.String(),
+        content_type: Type.String(),
+        size_bytes: Type.Integer(),
+      }),
+      Type.Object({
+        artifact_id: Type.String(),
+        error: Type.Object(
+          { code: Type.String(), message: Type.String(), status: Type.Integer() },
+          {
+            description:
+              '`artifact_not_found` (unknown, or another tenant’s), `artifact_already_deleted` or `artifact_expired`.',
+          },
+        ),
+      }),
+    ]),
+    { description: 'One item per requested id, in request order.' },
+  ),
+});
+
 export const CreateLinkBody = Type.Object(
   { expires_in: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_592_000, default: 604_800 })) },
   { additionalProperties: false },

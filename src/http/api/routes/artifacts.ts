@@ -8,9 +8,13 @@ import {
   ArtifactList,
   ArtifactRecord,
   artifactErrors,
+  authErrors,
+  BatchDownloadUrls,
+  BatchDownloadUrlsBody,
   CreateLinkBody,
   DeleteResult,
   DownloadUrl,
+  ErrorEnvelope,
   LinkRecord,
   ListArtifactsQuery,
 } from '../schemas.js';
@@ -81,6 +85,27 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
       },
     },
     async (request) => core.sharing.downloadUrl(callerOf(request), (request.params as { id: string }).id),
+  );
+
+  app.post(
+    '/v1/artifacts/batch/download-urls',
+    {
+      config: auth,
+      schema: {
+        operationId: 'getDownloadUrls',
+        summary: 'Get private signed download URLs for up to 20 artifacts (one hour)',
+        description:
+          'One item per requested id, in request order: the URL with its filename, content type and size, or ' +
+          '`{artifact_id, error}` for an id that is unknown, another tenant’s, deleted or expired. One call counts ' +
+          'as one request for the rate limit and the monthly quota. None, more than 20 or a malformed id: 400.',
+        tags: ['artifacts'],
+        security,
+        body: BatchDownloadUrlsBody,
+        response: { 200: BatchDownloadUrls, 400: Type.Ref(ErrorEnvelope), ...authErrors },
+      },
+    },
+    async (request) =>
+      core.sharing.downloadUrls(callerOf(request), (request.body as { artifact_ids: unknown }).artifact_ids),
   );
 
   app.post(
