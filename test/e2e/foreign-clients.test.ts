@@ -463,7 +463,11 @@ describe('HEAD on every GET route answers what GET would, without a body', () =>
     ['/v1/sessions?limit=1', true],
     ['/v1/openapi.json', false],
   ])('HEAD %s', async (path, auth) => {
-    const req = { method: 'GET', path, headers: auth ? { Authorization: `Bearer ${s.apiKey}` } : {} };
+    const req: ForeignRequest = {
+      method: 'GET',
+      path,
+      headers: auth ? { Authorization: `Bearer ${s.apiKey}` } : ({} as Record<string, string>),
+    };
     const get = await foreign(s.apiUrl, req);
     const head = await foreign(s.apiUrl, { ...req, method: 'HEAD' });
     expect(head.status).toBe(get.status);
