@@ -215,7 +215,10 @@ export const WhoAmI = Type.Object({
 
 /** Error responses every authenticated route may give (503: shutting down, or a busy blob on upload). */
 export const authErrors = {
-  401: Type.Ref(ErrorEnvelope),
+  401: Type.Ref(ErrorEnvelope, {
+    description:
+      '`unauthorized`: a missing, unknown or revoked key, or a suspended tenant (the message then says suspended).',
+  }),
   403: Type.Ref(ErrorEnvelope),
   429: Type.Ref(ErrorEnvelope),
   503: Type.Ref(ErrorEnvelope),

@@ -40,7 +40,16 @@ export function uploadRoutes(app: FastifyInstance, core: Core): void {
           'multipart/form-data (part `file`, up to 500 MB, streamed) or a JSON body with base64 `content` (up to 10 MB decoded). ' +
           'An `Idempotency-Key` header replays the original response for 24 hours.',
         tags: ['artifacts'],
-        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String()) }),
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 256,
+              pattern: '^[\\x21-\\x7e]+$',
+              description: '1-256 printable ASCII characters: a repeat within 24 hours replays the first answer.',
+            }),
+          ),
+        }),
         body: {
           content: {
             'application/json': { schema: JsonUploadBody },
