@@ -32,6 +32,18 @@ function expectEnvelope(r: ForeignResponse, status: number, code: string): void 
 }
 
 const framings: Framing[] = ['length', 'chunked', 'none'];
+
+/** Publishes a Markdown artifact (a new one unless given) behind a password; its slug. */
+async function passwordPage(filename: string, password: string, artifactId?: string): Promise<string> {
+  const id = artifactId ?? (await put(s.apiUrl, s.apiKey, `# ${filename}`, { filename })).artifact_id;
+  const pub = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/publish`, {
+    visibility: 'unlisted',
+    access: 'password',
+    password,
+  });
+  expect(pub.status, pub.text).toBe(200);
+  return pub.json.page_id;
+}
 /** What the third-party client puts on every request, body or not. */
 const JSON_ALWAYS = { 'Content-Type': 'application/json', Accept: 'application/json' };
 const empty = (framing: Framing) => ({ headers: JSON_ALWAYS, framing, body: framing === 'none' ? undefined : '' });
@@ -215,23 +227,17 @@ describe('unknown JSON fields are refused on every route, and the call does noth
   });
 
   it('POST /v1/public/pages/{slug}/unlock', async () => {
-    const a = await put(s.apiUrl, s.apiKey, '# locked', { filename: 'locked.md' });
-    const pub = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${a.artifact_id}/publish`, {
-      visibility: 'unlisted',
-      access: 'password',
-      password: 'hunter22',
-    });
-    expect(pub.status, pub.text).toBe(200);
+    const slug = await passwordPage('locked.md', 'hunter22');
     const r = await foreign(s.apiUrl, {
       method: 'POST',
-      path: `/v1/public/pages/${pub.json.page_id}/unlock`,
+      path: `/v1/public/pages/${slug}/unlock`,
       ...withField({ password: 'hunter22', remember: true }),
     });
     expectEnvelope(r, 400, 'invalid_request');
     expect(r.json.error.message).toContain("'remember'");
     const ok = await foreign(s.apiUrl, {
       method: 'POST',
-      path: `/v1/public/pages/${pub.json.page_id}/unlock`,
+      path: `/v1/public/pages/${slug}/unlock`,
       ...withField({ password: 'hunter22' }),
     });
     expect(ok.status, ok.text).toBe(200);
@@ -478,16 +484,12 @@ describe('HEAD on every GET route answers what GET would, without a body', () =>
 
   it('HEAD on an artifact, its download-url, a gate-info, and without a key', async () => {
     const a = await put(s.apiUrl, s.apiKey, '# head', { filename: 'head.md' });
-    const pub = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${a.artifact_id}/publish`, {
-      visibility: 'unlisted',
-      access: 'password',
-      password: 'head-secret',
-    });
+    const slug = await passwordPage('head.md', 'head-secret', a.artifact_id);
     for (const [path, status] of [
       [`/v1/artifacts/${a.artifact_id}`, 200],
       [`/v1/artifacts/${a.artifact_id}/download-url`, 200],
       ['/v1/artifacts/art_0000000000000000', 404],
-      [`/v1/public/pages/${pub.json.page_id}/gate-info`, 200],
+      [`/v1/public/pages/${slug}/gate-info`, 200],
       ['/v1/public/pages/pg_0000000000000000/gate-info', 404],
     ] as const) {
       const head = await call({ method: 'HEAD', path });

@@ -1,4 +1,4 @@
-import { rawConnect } from './raw-http.js';
+import { parseHead, rawConnect } from './raw-http.js';
 
 /**
  * Requests written byte for byte the way other people's HTTP clients write them, not the way
@@ -65,14 +65,7 @@ export async function foreign(origin: string, req: ForeignRequest, timeoutMs = 1
 function parseOne(raw: Buffer, head: boolean): ForeignResponse {
   const end = raw.indexOf('\r\n\r\n');
   if (end < 0) throw new Error(`no complete response: ${raw.toString('latin1').slice(0, 200)}`);
-  const [statusLine = '', ...lines] = raw.subarray(0, end).toString('latin1').split('\r\n');
-  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]);
-  if (!status) throw new Error(`not a status line: ${statusLine}`);
-  const headers: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
+  const { status, headers } = parseHead(raw.subarray(0, end).toString('latin1'));
   let body = raw.subarray(end + 4);
   if (head) body = Buffer.alloc(0);
   else if (/chunked/i.test(headers['transfer-encoding'] ?? '')) body = dechunk(body);
