@@ -115,7 +115,7 @@ class ServerErrorsTest(ServerTestCase):
         with self.assertRaises(cairn.InvalidRequestError):
             self.pro.push(b"x", "x.txt", session_id="has space")
         with self.assertRaises(cairn.InvalidRequestError):
-            self.pro.list(metadata={"a": "1", "b": "2"})
+            self.pro.list(metadata={f"k{i}": "v" for i in range(9)})
         with self.assertRaises(cairn.InvalidRequestError):
             self.pro.push(b"x", "x.txt", ttl="soon")
 
