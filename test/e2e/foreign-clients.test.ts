@@ -137,6 +137,33 @@ describe('bodyless calls with a JSON content type (empty body: Content-Length 0,
     expect(upload.json.error.message).toMatch(/content/);
   });
 
+  it.each(framings)('an empty body of any other type is no body either (%s)', async (framing) => {
+    const a = await put(s.apiUrl, s.apiKey, `typed ${framing}`, { session_id: `typed-${framing}` });
+    for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'application/octet-stream']) {
+      const headers = { 'Content-Type': type };
+      const body = framing === 'none' ? undefined : '';
+      const link = await call({ method: 'POST', path: `/v1/artifacts/${a.artifact_id}/links`, headers, body, framing });
+      expect(link.status, `${type} ${link.text}`).toBe(201);
+    }
+    const seal = await call({
+      method: 'POST',
+      path: `/v1/sessions/typed-${framing}/seal`,
+      headers: { 'Content-Type': 'text/plain' },
+      body: framing === 'none' ? undefined : '',
+      framing,
+    });
+    expect(seal.status, seal.text).toBe(200);
+    // With bytes in it, such a body is still refused.
+    const bytes = await call({
+      method: 'POST',
+      path: `/v1/sessions/typed-${framing}/seal`,
+      headers: { 'Content-Type': 'text/plain' },
+      body: 'seal it',
+      framing: framing === 'none' ? 'length' : framing,
+    });
+    expectEnvelope(bytes, 415, 'unsupported_media_type');
+  });
+
   it('a bodyless route still refuses a body with fields it does not take', async () => {
     const a = await put(s.apiUrl, s.apiKey, 'not deleted');
     const r = await call({

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { invalid } from '../../core/errors.js';
+import { CairnError, invalid } from '../../core/errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -12,8 +12,9 @@ declare module 'fastify' {
  * JSON bodies at the API's edge, for every `/v1` route at once (docs/api.md, "Compatibility").
  *
  * Other people's clients send `Content-Type: application/json` on every request, also on those
- * with no body (`Content-Length: 0`, chunked with no bytes, or no length at all). An empty JSON
- * body is therefore read as no body, and what that means is decided per route from its schema:
+ * with no body (`Content-Length: 0`, chunked with no bytes, or no length at all). An empty body
+ * is therefore read as no body, whatever its type (a non-empty one of another type than JSON or
+ * multipart stays 415), and what that means is decided per route from its schema:
  * a route that takes no body runs; one whose fields are all optional gets `{}` (its defaults);
  * one with required fields is refused naming them. JSON `null` and whitespace count as empty.
  *
@@ -27,8 +28,25 @@ export function installJsonBodies(app: FastifyInstance): void {
     if ((body as string).trim() === '') return done(null, undefined);
     parseJson(request, body as string, done);
   });
+  // Any other type is refused (415), unless nothing follows it: then it is no body either.
+  app.addContentTypeParser('*', (request, payload, done) => {
+    const length = request.headers['content-length'];
+    if (length !== undefined && length !== '0') return done(unsupportedType(), undefined);
+    let settled = false;
+    const settle = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      done(err, undefined);
+    };
+    payload.once('data', () => settle(unsupportedType()));
+    payload.once('end', () => settle(null));
+    payload.once('error', (err: Error) => settle(err));
+  });
   app.addHook('onRoute', (route) => shapeBody(app, route));
 }
+
+const unsupportedType = () =>
+  new CairnError('unsupported_media_type', 'Unsupported Content-Type for this endpoint; send JSON.');
 
 type Schema = Record<string, unknown>;
 
