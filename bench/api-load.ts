@@ -18,7 +18,13 @@ export interface Durations {
   small: number;
 }
 
-export const LIST_SHAPES = ['first page', 'deep cursor page', 'metadata.k=v page', 'session_id page'] as const;
+export const LIST_SHAPES = [
+  'first page',
+  'deep cursor page',
+  'metadata.k=v page',
+  'two metadata pairs page',
+  'session_id page',
+] as const;
 export type ListShape = (typeof LIST_SHAPES)[number];
 
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -68,6 +74,7 @@ const LIST_PATHS: Record<ListShape, (seeded: Seeded) => string> = {
   'first page': () => '/v1/artifacts?limit=50',
   'deep cursor page': (seeded) => `/v1/artifacts?limit=50&cursor=${seeded.deepCursor}`,
   'metadata.k=v page': (seeded) => `/v1/artifacts?limit=50&${seeded.metadataFilter}`,
+  'two metadata pairs page': (seeded) => `/v1/artifacts?limit=50&${seeded.twoMetadataFilters}`,
   'session_id page': (seeded) => `/v1/artifacts?limit=50&session_id=${seeded.sessionId}`,
 };
 

@@ -98,8 +98,9 @@ ${markdownTable(rows)}
   including \`artifact_meta\` and \`sessions\` rows, so lists use the real indexes.
   Each shape is requested one at a time over one keep-alive connection for a fixed time, every
   request timed with the high-resolution clock (autocannon rounds to whole milliseconds): the first
-  page, a page from a cursor 90 % of the way down, \`metadata.batch=b42\` (1 % of the rows) and
-  \`session_id=s42\` (0.1 %).
+  page, a page from a cursor 90 % of the way down, \`metadata.batch=b42\` (1 % of the rows),
+  \`metadata.kind=k3&metadata.batch=b42\` (two pairs, the broader one, a seventh of the rows, first,
+  so a page walks about 5,000 index rows to find 51 that match both) and \`session_id=s42\` (0.1 %).
 - **Small uploads** are 4 KB multipart files, each with different bytes (so each is stored), at 20
   connections. The baseline is what the issue names, the same route returning 201 without
   storing: a second Cairn process, started with \`--no-store\` (\`bench/no-store.ts\`), runs

@@ -5,11 +5,12 @@ import { encodeCursor } from '../src/core/cursor.js';
 /**
  * Bulk seeding of one tenant's list, straight into the store's tables (never through HTTP), with
  * the same rows in both engines. Row i: created 1 ms after row i-1, session `s<i % 1000>`,
- * metadata `{"batch":"b<i % 100>"}` (indexed in artifact_meta as the store does), all active and
+ * metadata `{"batch":"b<i % 100>","kind":"k<i % 7>"}` (indexed in artifact_meta as the store does), all active and
  * sharing one blob. The timed list queries then walk the real list indexes.
  */
 export const SESSIONS = 1000;
 export const BATCHES = 100;
+export const KINDS = 7;
 const SIZE = 1234;
 const HASH = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
@@ -18,6 +19,11 @@ export interface Seeded {
   /** A cursor 90 % of the way down the list. */
   deepCursor: string;
   metadataFilter: string;
+  /**
+   * Two pairs, the broader one first so that it drives the walk: 1/7 of the rows are `k3`, and
+   * 1 in 100 of those are `b42` (1/700 of the rows match both).
+   */
+  twoMetadataFilters: string;
   sessionId: string;
 }
 
@@ -29,6 +35,7 @@ function describe(rows: number, start: number): Seeded {
     rows,
     deepCursor: encodeCursor([start + deep, idOf(deep)]),
     metadataFilter: 'metadata.batch=b42',
+    twoMetadataFilters: 'metadata.kind=k3&metadata.batch=b42',
     sessionId: 's42',
   };
 }
@@ -47,7 +54,7 @@ export function seedSqlite(dbPath: string, tenantId: string, rows: number, now: 
      VALUES (?, ?, ?, 'text/plain', ?, ?, ?, ?, ?, ?, NULL, NULL, 'active')`,
   );
   const meta = db.prepare(
-    "INSERT INTO artifact_meta (artifact_id, key, tenant_id, value, created_at) VALUES (?, 'batch', ?, ?, ?)",
+    'INSERT INTO artifact_meta (artifact_id, key, tenant_id, value, created_at) VALUES (?, ?, ?, ?, ?)',
   );
   const session = db.prepare(
     `INSERT INTO sessions (tenant_id, session_id, artifact_count, sealed_at, first_artifact_at, last_artifact_at)
@@ -56,18 +63,20 @@ export function seedSqlite(dbPath: string, tenantId: string, rows: number, now: 
   db.transaction(() => {
     for (let i = 0; i < rows; i++) {
       const batch = `b${i % BATCHES}`;
+      const kind = `k${i % KINDS}`;
       artifact.run(
         idOf(i),
         tenantId,
         `file-${i}.txt`,
         SIZE,
         HASH,
-        `{"batch":"${batch}"}`,
+        `{"batch":"${batch}","kind":"${kind}"}`,
         `s${i % SESSIONS}`,
         `agent-${i % 10}`,
         start + i,
       );
-      meta.run(idOf(i), tenantId, batch, start + i);
+      meta.run(idOf(i), 'batch', tenantId, batch, start + i);
+      meta.run(idOf(i), 'kind', tenantId, kind, start + i);
     }
     for (let s = 0; s < Math.min(SESSIONS, rows); s++) {
       const last = s + Math.floor((rows - 1 - s) / SESSIONS) * SESSIONS;
@@ -109,15 +118,16 @@ export async function seedPostgres(
         `INSERT INTO artifacts (id, tenant_id, filename, content_type, size_bytes, content_hash, metadata,
            session_id, agent_id, created_at, expires_at, deleted_at, status)
          SELECT 'art_b' || lpad(i::text, 15, '0'), $1, 'file-' || i || '.txt', 'text/plain', ${SIZE}, '${HASH}',
-           jsonb_build_object('batch', 'b' || (i % ${BATCHES})), 's' || (i % ${SESSIONS}), 'agent-' || (i % 10),
+           jsonb_build_object('batch', 'b' || (i % ${BATCHES}), 'kind', 'k' || (i % ${KINDS})), 's' || (i % ${SESSIONS}), 'agent-' || (i % 10),
            $2::bigint + i, NULL, NULL, 'active'
          FROM generate_series($3::bigint, $4::bigint) AS i`,
         [tenantId, start, from, to],
       );
       await client.query(
         `INSERT INTO artifact_meta (artifact_id, key, tenant_id, value, created_at)
-         SELECT 'art_b' || lpad(i::text, 15, '0'), 'batch', $1, 'b' || (i % ${BATCHES}), $2::bigint + i
-         FROM generate_series($3::bigint, $4::bigint) AS i`,
+         SELECT 'art_b' || lpad(i::text, 15, '0'), k.key, $1,
+           CASE k.key WHEN 'batch' THEN 'b' || (i % ${BATCHES}) ELSE 'k' || (i % ${KINDS}) END, $2::bigint + i
+         FROM generate_series($3::bigint, $4::bigint) AS i CROSS JOIN (VALUES ('batch'), ('kind')) AS k(key)`,
         [tenantId, start, from, to],
       );
       await client.query('COMMIT');

@@ -102,8 +102,11 @@ class QuotaExceededError(CairnError):
     code = "quota_exceeded"
 
 
-class TenantSuspendedError(CairnError):
-    code = "tenant_suspended"
+class TenantSuspendedError(UnauthorizedError):
+    """The account is suspended: ``401 unauthorized`` whose message says so (the hosted
+    service's convention). The key itself is fine; ask the operator."""
+
+    code = "unauthorized"
 
 
 class InsufficientScopeError(CairnError):
@@ -183,7 +186,6 @@ _BY_CODE: Dict[str, Type[CairnError]] = {
         TtlExceedsPlanLimitError,
         UnauthorizedError,
         QuotaExceededError,
-        TenantSuspendedError,
         InsufficientScopeError,
         PageTakenDownError,
         NotFoundError,
@@ -254,6 +256,8 @@ def error_from_response(
             retry_after = _number(obj.get("retry_after"))
 
     cls = _BY_CODE.get(code)
+    if cls is UnauthorizedError and "suspended" in message.lower():
+        cls = TenantSuspendedError
     if cls is None:
         cls = ServerError if status >= 500 else CairnError
     return cls(

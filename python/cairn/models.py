@@ -18,6 +18,7 @@ __all__ = [
     "Artifact",
     "ArtifactPage",
     "DownloadUrl",
+    "BatchDownloadUrl",
     "Link",
     "DeleteResult",
     "Session",
@@ -149,6 +150,28 @@ class DownloadUrl(_Record):
     content_type: str
     size_bytes: int
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
+class BatchDownloadUrl(_Record):
+    """One item of :meth:`Cairn.download_urls`: the URL fields, or ``error``.
+
+    ``error`` is ``{"code", "message", "status"}`` for an id that is unknown (or another
+    tenant's), deleted or expired; the URL fields are then ``None``.
+    """
+
+    artifact_id: str
+    download_url: Optional[str] = None
+    expires_in: Optional[int] = None
+    filename: Optional[str] = None
+    content_type: Optional[str] = None
+    size_bytes: Optional[int] = None
+    error: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
 
 
 @dataclass

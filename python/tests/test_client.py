@@ -238,6 +238,8 @@ class ClientTest(ServerTestCase):
         self.assertEqual(ids(self.pro.list(session_id=session, metadata={"n": 2})), [b.artifact_id])
         self.assertEqual(ids(self.pro.list(session_id=session, metadata={"flag": True})), [a.artifact_id])
         self.assertEqual(ids(self.pro.list(session_id=session, metadata={"tag": "x"})), [b.artifact_id])
+        self.assertEqual(ids(self.pro.list(session_id=session, metadata={"n": 2, "tag": "x"})), [b.artifact_id])
+        self.assertEqual(ids(self.pro.list(session_id=session, metadata={"n": 1, "tag": "x"})), [])
         # Time filters accept datetimes and strings.
         self.assertEqual(ids(self.pro.list(session_id=session, created_after=b.created_at)), [c.artifact_id])
         before = b.created + dt.timedelta(microseconds=1000)
@@ -292,6 +294,26 @@ class ClientTest(ServerTestCase):
         buf = io.BytesIO()
         self.assertIs(self.pro.download(art.artifact_id, buf), buf)
         self.assertEqual(buf.getvalue(), data)
+
+    def test_download_urls_batch(self) -> None:
+        a = self.pro.push(b"batch a", "ba.txt")
+        b = self.pro.push(b"batch b", "bb.txt")
+        gone = self.pro.push(b"batch gone", "bg.txt")
+        self.pro.delete(gone.artifact_id)
+        unknown = "art_0000000000000000"
+        items = self.pro.download_urls([b.artifact_id, unknown, a.artifact_id, gone.artifact_id])
+        self.assertEqual([i.artifact_id for i in items], [b.artifact_id, unknown, a.artifact_id, gone.artifact_id])
+        self.assertEqual([i.ok for i in items], [True, False, True, False])
+        self.assertEqual(items[0].filename, "bb.txt")
+        self.assertEqual(items[0].expires_in, 3600)
+        self.assertEqual(items[1].error["code"], "artifact_not_found")
+        self.assertEqual(items[3].error, {"code": "artifact_already_deleted", "message": items[3].error["message"], "status": 410})
+        with urllib.request.urlopen(items[2].download_url) as resp:
+            self.assertEqual(resp.read(), b"batch a")
+        with self.assertRaises(cairn.InvalidRequestError):
+            self.pro.download_urls([])
+        with self.assertRaises(cairn.InvalidRequestError):
+            self.pro.download_urls([a.artifact_id] * 21)
 
     # -- write -----------------------------------------------------------------------
 

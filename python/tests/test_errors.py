@@ -18,7 +18,6 @@ ALL_CODES = {
     "ttl_exceeds_plan_limit": (cairn.TtlExceedsPlanLimitError, 400),
     "unauthorized": (cairn.UnauthorizedError, 401),
     "quota_exceeded": (cairn.QuotaExceededError, 403),
-    "tenant_suspended": (cairn.TenantSuspendedError, 403),
     "insufficient_scope": (cairn.InsufficientScopeError, 403),
     "page_taken_down": (cairn.PageTakenDownError, 403),
     "artifact_not_found": (cairn.ArtifactNotFoundError, 404),
@@ -50,6 +49,15 @@ class ErrorMappingTest(unittest.TestCase):
             self.assertIsNone(err.retry_after)
             classes.add(cls)
         self.assertEqual(len(classes), len(ALL_CODES))
+
+    def test_a_suspension_is_unauthorized_naming_it(self) -> None:
+        body = json.dumps(
+            {"error": {"code": "unauthorized", "message": "This tenant is suspended; contact the operator.", "status": 401}}
+        ).encode()
+        err = error_from_response(401, body, {})
+        self.assertIs(type(err), cairn.TenantSuspendedError)
+        self.assertIsInstance(err, cairn.UnauthorizedError)
+        self.assertEqual((err.code, err.status), ("unauthorized", 401))
 
     def test_retry_after_and_extras(self) -> None:
         err = error_from_response(429, envelope("rate_limited", 429, retry_after_seconds=3, retry_after=3), {})
@@ -107,7 +115,7 @@ class ServerErrorsTest(ServerTestCase):
         with self.assertRaises(cairn.InvalidRequestError):
             self.pro.push(b"x", "x.txt", session_id="has space")
         with self.assertRaises(cairn.InvalidRequestError):
-            self.pro.list(metadata={"a": "1", "b": "2"})
+            self.pro.list(metadata={f"k{i}": "v" for i in range(9)})
         with self.assertRaises(cairn.InvalidRequestError):
             self.pro.push(b"x", "x.txt", ttl="soon")
 

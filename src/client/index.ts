@@ -12,6 +12,8 @@ export {
 export type {
   ArtifactList,
   ArtifactRecord,
+  BatchDownloadUrl,
+  BatchDownloadUrls,
   CairnClientOptions,
   DeleteResult,
   DownloadResult,

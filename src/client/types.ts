@@ -78,6 +78,19 @@ export interface DownloadUrl {
   size_bytes: number;
 }
 
+/**
+ * One item of `downloadUrls`: the URL, or the error this id alone would have got
+ * (`artifact_not_found`, `artifact_already_deleted`, `artifact_expired`).
+ */
+export type BatchDownloadUrl =
+  | ({ artifact_id: string } & DownloadUrl)
+  | { artifact_id: string; error: { code: string; message: string; status: number } };
+
+export interface BatchDownloadUrls {
+  /** One item per requested id, in request order. */
+  download_urls: BatchDownloadUrl[];
+}
+
 export interface LinkRecord {
   link_id: string;
   url: string;

@@ -73,11 +73,9 @@ export class AccessService {
 
   /** Suspension, then the quota (its counter loaded); throws the refusal with `decision` attached. */
   private afterRateDecision(tenant: TenantRow, decision: RateDecision, quota: QuotaMode, month: string): RateDecision {
+    // 401 `unauthorized` naming the suspension: how the hosted service's clients recognise it.
     if (tenant.suspended) {
-      throw withDecision(
-        new CairnError('tenant_suspended', 'This tenant is suspended; contact the operator.'),
-        decision,
-      );
+      throw withDecision(new CairnError('unauthorized', 'This tenant is suspended; contact the operator.'), decision);
     }
     if (quota === 'skip') return decision;
     const plan = PLANS[tenant.plan];

@@ -7,7 +7,6 @@ export const ERROR_STATUS = {
   ttl_exceeds_plan_limit: 400,
   unauthorized: 401,
   quota_exceeded: 403,
-  tenant_suspended: 403,
   insufficient_scope: 403,
   page_taken_down: 403,
   origin_not_allowed: 403,

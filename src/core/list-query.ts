@@ -54,7 +54,9 @@ export function parseArtifactQuery(query: RawQuery, now: number): { query: Artif
       throw invalid(`Unknown query parameter '${key.slice(0, 80)}'.`);
     }
   }
-  if (metadata.length > 1) throw invalid('Only one metadata.<key>=<value> filter is allowed per query.');
+  if (metadata.length > LIMITS.metadataFilters) {
+    throw invalid(`At most ${LIMITS.metadataFilters} metadata.<key>=<value> filters are allowed per query.`);
+  }
   const transcript = single(query, 'transcript');
   if (transcript !== undefined && transcript !== 'true' && transcript !== 'false') {
     throw invalid('transcript must be true or false.');

@@ -59,6 +59,8 @@ export const LIMITS = {
   jsonDecodedBytes: 10 * 1_000_000,
   presignedBytes: 5 * 1024 * 1024 * 1024,
   metadataBytes: 8 * 1024,
+  /** `metadata.<key>=<value>` filters in one list query (AND-ed). */
+  metadataFilters: 8,
   /** Levels of nested objects and arrays in metadata, the metadata object itself being level 1. */
   metadataDepth: 32,
   listDefault: 50,
@@ -67,6 +69,8 @@ export const LIMITS = {
   linkDefaultSeconds: 7 * DAY,
   linkMaxSeconds: 30 * DAY,
   downloadUrlSeconds: 3600,
+  /** Artifact ids in one `POST /v1/artifacts/batch/download-urls`. */
+  batchDownloadUrls: 20,
   idempotencySeconds: DAY,
   softDeleteRetentionSeconds: 30 * DAY,
   contentTokenSeconds: 300,

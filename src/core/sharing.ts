@@ -1,7 +1,7 @@
 import type { ArtifactRow, TenantRow } from '../ports/metadata-store.js';
 import { blobKey, type CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
-import { LINK_ID, newLinkId } from './ids.js';
+import { ARTIFACT_ID, LINK_ID, newLinkId } from './ids.js';
 import { checkArtifactId, isServable, requireReadable, settleExpiry } from './lifecycle.js';
 import { LIMITS, PLANS } from './plans.js';
 import type { Caller } from './tenants.js';
@@ -16,6 +16,14 @@ export interface DownloadUrl {
   content_type: string;
   size_bytes: number;
 }
+
+/** One item of a batch: the URL, or why this id has none. */
+export type BatchDownloadUrl =
+  | ({ artifact_id: string } & DownloadUrl)
+  | { artifact_id: string; error: { code: string; message: string; status: number } };
+
+/** An id the caller cannot download: unknown or another tenant's, deleted, expired. */
+const GONE = new Set(['artifact_not_found', 'artifact_already_deleted', 'artifact_expired']);
 
 export interface LinkRecord {
   link_id: string;
@@ -62,6 +70,34 @@ export class SharingService {
       content_type: row.contentType,
       size_bytes: row.sizeBytes,
     };
+  }
+
+  /**
+   * Download URLs for 1-20 artifacts, one item per requested id in request order (a repeated id
+   * gets its URL twice). An id with no URL gets the error its own download-url call would have
+   * answered, in the item; anything else (a malformed id, a store failure) fails the whole call.
+   */
+  async downloadUrls(caller: Caller, ids: unknown): Promise<{ download_urls: BatchDownloadUrl[] }> {
+    const max = LIMITS.batchDownloadUrls;
+    if (!Array.isArray(ids) || ids.length < 1 || ids.length > max) {
+      throw invalid(`artifact_ids must be an array of 1 to ${max} artifact ids.`);
+    }
+    ids.forEach((id, i) => {
+      if (typeof id !== 'string' || !ARTIFACT_ID.test(id)) {
+        throw invalid(`artifact_ids[${i}] is not an artifact id (art_ followed by 16 letters or digits).`);
+      }
+    });
+    const items = await Promise.all(
+      (ids as string[]).map(async (id): Promise<BatchDownloadUrl> => {
+        try {
+          return { artifact_id: id, ...(await this.downloadUrl(caller, id)) };
+        } catch (err) {
+          if (!(err instanceof CairnError) || !GONE.has(err.code)) throw err;
+          return { artifact_id: id, error: { code: err.code, message: err.message, status: err.status } };
+        }
+      }),
+    );
+    return { download_urls: items };
   }
 
   /** Resolves a signed download URL; null (→ a bare 404) for anything invalid, expired or gone. */

@@ -31,11 +31,11 @@ export interface UploadResult extends IdempotentResponse {
   replayed: boolean;
 }
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,256}$/;
 
 export function checkIdempotencyKey(key: string | undefined): string | undefined {
   if (key === undefined) return undefined;
-  if (!IDEMPOTENCY_KEY.test(key)) throw invalid('Idempotency-Key must be 1-255 printable ASCII characters.');
+  if (!IDEMPOTENCY_KEY.test(key)) throw invalid('Idempotency-Key must be 1-256 printable ASCII characters.');
   return key;
 }
 

@@ -30,6 +30,9 @@ export function toCairnError(err: unknown): CairnError | null {
     if (unknown !== undefined && unknown !== false && e.validationContext === 'querystring') {
       return new CairnError('invalid_request', `Unknown query parameter '${unknown.slice(0, 80)}'.`);
     }
+    if (unknown !== undefined && unknown !== false && e.validationContext === 'body') {
+      return new CairnError('invalid_request', `Unknown field '${unknown.slice(0, 80)}'.`);
+    }
     return new CairnError('invalid_request', e.message.replace(/^(body|querystring|params|headers)\//, '$1.'));
   }
   const mapped = e?.code ? FRAMEWORK_CODES[e.code] : undefined;

@@ -5,12 +5,11 @@ import { requestComponents } from './api/schemas.js';
 
 /**
  * A route validator built from the same TypeBox schemas that document the route, with two
- * differences from Fastify's default: an absent body is allowed when the route says so, so that
- * `POST …/links` with no body at all takes the defaults; and `only` limits validation to some
- * parts (the upload route checks its body itself, while streaming).
+ * difference from Fastify's default: `only` limits validation to some parts (the upload route
+ * checks its body itself, while streaming).
  */
 export function typeboxValidator(
-  opts: { optionalBody?: boolean; only?: string[] } = {},
+  opts: { only?: string[] } = {},
   // biome-ignore lint/suspicious/noExplicitAny: Fastify types each route's compiler by its schema literal
 ): FastifySchemaCompiler<any> {
   return ({ schema, httpPart }) => {
@@ -18,7 +17,6 @@ export function typeboxValidator(
     // A part may be a `Type.Ref` to a named request shape; TypeBox resolves it among them.
     const check = TypeCompiler.Compile(schema as TSchema, requestComponents);
     return (data: unknown) => {
-      if (httpPart === 'body' && (data === undefined || data === null) && opts.optionalBody) return { value: data };
       if (check.Check(data)) return { value: data };
       const first = check.Errors(data).First();
       const where = `${httpPart ?? 'input'}${first?.path.replaceAll('/', '.') ?? ''}`;

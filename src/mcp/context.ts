@@ -25,6 +25,7 @@ export type CairnApi = Pick<
   | 'listArtifacts'
   | 'getArtifact'
   | 'getDownloadUrl'
+  | 'downloadUrls'
   | 'download'
   | 'listSessions'
   | 'iterateSessions'

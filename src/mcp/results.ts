@@ -86,6 +86,13 @@ export function failureFrom(err: unknown, ctx: FailureContext = {}): CallToolRes
       retry_hint: 'retry_later',
     });
   }
+  if (err.status === 401 && isSuspension(err)) {
+    return fail(
+      `Cairn refused the call: this account is suspended (${err.message}). The API key is fine; ` +
+        'ask the user to contact the Cairn operator. Retrying will not help.',
+      { ...base, retry_hint: 'do_not_retry' },
+    );
+  }
   if (err.status === 401) {
     const key = ctx.keyHint ? `the API key ending in …${ctx.keyHint}` : 'the API key';
     return fail(
@@ -109,4 +116,12 @@ export function failureFrom(err: unknown, ctx: FailureContext = {}): CallToolRes
     retry_hint: hint,
     ...(err.upgradeUrl ? { upgrade_url: err.upgradeUrl } : {}),
   });
+}
+
+/**
+ * A suspended account is `401 unauthorized` with a message naming the suspension (the hosted
+ * service's convention, which its clients match on); the key itself is not at fault.
+ */
+function isSuspension(err: { code: string; message: string }): boolean {
+  return err.code === 'unauthorized' && /suspended/i.test(err.message);
 }

@@ -45,7 +45,7 @@ export const storeArtifact = defineTool({
     metadata: metadataObject.optional(),
     ttl: ttl.optional(),
     transcript: z.boolean().optional().describe('Mark as a session transcript (metadata type=transcript).'),
-    idempotency_key: z.string().min(1).max(255).optional().describe('Reuse to repeat a call safely.'),
+    idempotency_key: z.string().min(1).max(256).optional().describe('Reuse to repeat a call safely.'),
   },
   async run(args, ctx): Promise<CallToolResult> {
     if ((args.content === undefined) === (args.path === undefined)) {

@@ -45,7 +45,8 @@ export const TOOLS: readonly ToolDef[] = [
     title: 'List artifacts',
     description:
       'Find stored artifacts, newest first. Filter by session_id, agent_id, filename, content_type, a ' +
-      'created_after/created_before window, one metadata key-value pair (e.g. {"model": "gpt-5"}), or ' +
+      'created_after/created_before window, up to 8 metadata key-value pairs that must all match (e.g. ' +
+      '{"model": "gpt-5", "type": "report"}), or ' +
       'transcript: true for session transcripts. Pages of `limit` (default 50, max 200); pass next_cursor ' +
       'as `cursor` for more. Returns records only, never file contents (use the cairn://artifact/{id}/bytes ' +
       'resource or get_artifact_download_url for bytes).',
@@ -61,9 +62,9 @@ export const TOOLS: readonly ToolDef[] = [
       created_before: timestamp.optional(),
       metadata: z
         .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
-        .refine((m) => Object.keys(m).length <= 1, 'at most one key-value pair')
+        .refine((m) => Object.keys(m).length <= 8, 'at most 8 key-value pairs')
         .optional()
-        .describe('One exact metadata match, e.g. {"type": "report"}.'),
+        .describe('Exact metadata matches, all of which must hold (up to 8), e.g. {"type": "report"}.'),
       transcript: z.boolean().optional().describe('true: only session transcripts.'),
       limit: limit.optional(),
       cursor: cursor.optional(),
@@ -99,6 +100,19 @@ export const TOOLS: readonly ToolDef[] = [
     annotations: READ,
     input: { artifact_id: artifactId },
     run: async (args, ctx) => ok(await ctx.client.getArtifact(args.artifact_id)),
+  }),
+  defineTool({
+    name: 'get_artifact_download_urls',
+    title: 'Private download URLs (batch)',
+    description:
+      'Private, presigned URLs for up to 20 artifacts in one call, each valid for one hour, one item per id ' +
+      'in the order given. An id that is unknown, deleted or expired gets an item with `error` instead of a ' +
+      'URL. Not for sharing with people (use create_download_link).',
+    tier: 'read',
+    destructive: false,
+    annotations: READ,
+    input: { artifact_ids: z.array(artifactId).min(1).max(20).describe('1 to 20 artifact ids (art_…).') },
+    run: async (args, ctx) => ok(await ctx.client.downloadUrls(args.artifact_ids)),
   }),
   defineTool({
     name: 'get_artifact_download_url',

@@ -111,11 +111,19 @@ describe('cairn admin tenant', () => {
     expect(back.code).toBe(0);
   });
 
-  it('suspend refuses the tenant’s calls with 403 tenant_suspended; unsuspend lifts it', async () => {
+  it('suspend refuses the tenant’s calls with 401 unauthorized naming the suspension; unsuspend lifts it', async () => {
     const r = await cairn(['admin', 'tenant', 'suspend', 'acme']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/acme is suspended/);
-    expectError(await api(apiUrl, acmeKey, 'GET', '/v1/whoami'), 403, 'tenant_suspended');
+    const refused = await api(apiUrl, acmeKey, 'GET', '/v1/whoami');
+    expectError(refused, 401, 'unauthorized');
+    expect(refused.json.error.message).toMatch(/suspended/);
+    // The client CLI says the account is suspended, not that the key is wrong.
+    const who = await cairn(['whoami'], { CAIRN_API_KEY: acmeKey, CAIRN_API_URL: apiUrl });
+    expect(who.code).toBe(1);
+    expect(who.stderr).toMatch(/error: unauthorized: .*suspended/);
+    expect(who.stderr).toMatch(/hint: the key is valid, but its account is suspended/);
+    expect(who.stderr).not.toMatch(/cairn login/);
     const rows = JSON.parse((await cairn(['admin', 'tenant', 'list', '--json'])).stdout) as Record<string, unknown>[];
     expect(rows.find((t) => t.tenant_name === 'acme')?.suspended).toBe(true);
     const u = await cairn(['admin', 'tenant', 'unsuspend', 'acme']);

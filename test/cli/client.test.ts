@@ -233,7 +233,7 @@ describe('ls, get, rm', { timeout: 120_000 }, () => {
     ids = [];
     for (const n of [1, 2, 3]) {
       const p = await file(`ls/f${n}.txt`, `file ${n}`);
-      const meta = n === 2 ? ['--meta', 'color=red'] : [];
+      const meta = n === 2 ? ['--meta', 'color=red', '--meta', 'size=big'] : n === 3 ? ['--meta', 'color=red'] : [];
       ids.push(json(await cairn(['push', p, '--session', 'ls-run', ...meta, '--json'], withKey())).artifact_id);
     }
   });
@@ -254,7 +254,10 @@ describe('ls, get, rm', { timeout: 120_000 }, () => {
     const direct = await api(server.apiUrl, server.apiKey, 'GET', '/v1/artifacts?session_id=ls-run');
     expect(body).toEqual(direct.json);
     const red = json(await cairn(['ls', '--meta', 'color=red', '--json'], withKey()));
-    expect(red.artifacts.map((a: Rec) => a.artifact_id)).toEqual([ids[1]]);
+    expect(red.artifacts.map((a: Rec) => a.artifact_id)).toEqual([ids[2], ids[1]]);
+    // Repeated --meta pairs must all match.
+    const redBig = json(await cairn(['ls', '--meta', 'color=red', '--meta', 'size=big', '--json'], withKey()));
+    expect(redBig.artifacts.map((a: Rec) => a.artifact_id)).toEqual([ids[1]]);
   });
 
   it('pages with --limit/--cursor, and --all walks every page', async () => {
@@ -279,7 +282,7 @@ describe('ls, get, rm', { timeout: 120_000 }, () => {
     for (const [args, message] of [
       [['ls', '--limit', '0'], /1 to 200/],
       [['ls', '--limit', 'ten'], /1 to 200/],
-      [['ls', '--meta', 'a=1', '--meta', 'b=2'], /one --meta pair/],
+      [['ls', ...Array.from({ length: 9 }, (_, i) => ['--meta', `k${i}=v`]).flat()], /at most 8 --meta pairs/],
       [['ls', '--created-after', 'yesterday-ish'], /ISO date/],
     ] as const) {
       const r = await cairn([...args], withKey());
@@ -360,6 +363,26 @@ describe('download and link', { timeout: 120_000 }, () => {
     const r = ok(await cairn(['download', plain.artifact_id], withKey()));
     expect(r.stdout).toMatch(/Saved plain\.txt \(5 B\)/);
     expect(await readFile(path.join(work, 'plain.txt'), 'utf8')).toBe('plain');
+  });
+
+  it('download-url prints one working URL per id in order; a missing id goes to stderr with exit 1', async () => {
+    const other = json(await cairn(['push', await file('src/other-dl.txt', 'other bytes'), '--json'], withKey()));
+    const both = ok(await cairn(['download-url', other.artifact_id, id], withKey()));
+    const urls = both.stdout.trim().split('\n');
+    expect(urls).toHaveLength(2);
+    expect(await (await fetch(urls[0]!)).text()).toBe('other bytes');
+    expect(Buffer.from(await (await fetch(urls[1]!)).arrayBuffer()).equals(content)).toBe(true);
+    expect(both.stderr).toMatch(/one hour/);
+
+    // 21 ids take two API calls; the answer is still one list in order.
+    const many = json(await cairn(['download-url', ...Array.from({ length: 21 }, () => id), '--json'], withKey()));
+    expect(many.download_urls).toHaveLength(21);
+
+    const unknown = 'art_0000000000000000';
+    const mixed = await cairn(['download-url', unknown, other.artifact_id], withKey());
+    expect(mixed.code).toBe(1);
+    expect(mixed.stdout.trim().split('\n')).toHaveLength(1);
+    expect(mixed.stderr).toMatch(new RegExp(`error: ${unknown}: artifact_not_found`));
   });
 
   it('link prints a working URL; --expires sets its lifetime; a bad duration exits 2', async () => {

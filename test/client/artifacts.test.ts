@@ -101,9 +101,32 @@ describe('getArtifact, listArtifacts, iterateArtifacts', () => {
     expect(rest).toMatchObject({ has_more: false, next_cursor: null });
   });
 
-  it('two metadata pairs reach the server, which answers invalid_request', async () => {
-    const err = await caught(() => client.listArtifacts({ metadata: { a: '1', b: '2' } }));
+  it('several metadata pairs reach the server, all of which must match; a ninth is invalid_request', async () => {
+    const both = await client.uploadBytes('both', { filename: 'pairs-both.txt', metadata: { pair: 'p1', kind: 'k1' } });
+    await client.uploadBytes('one', { filename: 'pairs-one.txt', metadata: { pair: 'p1', kind: 'k2' } });
+    const page = await client.listArtifacts({ metadata: { pair: 'p1', kind: 'k1' } });
+    expect(page.artifacts.map((a) => a.artifact_id)).toEqual([both.artifact_id]);
+    const nine = Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, 'v']));
+    const err = await caught(() => client.listArtifacts({ metadata: nine }));
     expect(err).toBeInstanceOf(CairnError);
+    expect(err).toMatchObject({ code: 'invalid_request', status: 400 });
+  });
+
+  it('downloadUrls answers one item per id in order, errors inline, in one request', async () => {
+    const a = await client.uploadBytes('batch a', { filename: 'batch-a.txt' });
+    const b = await client.uploadBytes('batch b', { filename: 'batch-b.txt' });
+    const unknown = 'art_0000000000000000';
+    const { download_urls: items } = await client.downloadUrls([b.artifact_id, unknown, a.artifact_id]);
+    expect(items.map((i) => i.artifact_id)).toEqual([b.artifact_id, unknown, a.artifact_id]);
+    expect(items[0]).toMatchObject({ filename: 'batch-b.txt', expires_in: 3600, size_bytes: 7 });
+    expect(items[1]).toEqual({
+      artifact_id: unknown,
+      error: { code: 'artifact_not_found', message: expect.any(String), status: 404 },
+    });
+    const first = items[2];
+    if (!first || !('download_url' in first)) throw new Error('no URL for a live artifact');
+    expect(await (await fetch(first.download_url)).text()).toBe('batch a');
+    const err = await caught(() => client.downloadUrls([]));
     expect(err).toMatchObject({ code: 'invalid_request', status: 400 });
   });
 

@@ -67,7 +67,7 @@ describe('error envelope', () => {
     expectError(await api(s.apiUrl, key, 'GET', `/v1/artifacts/${a.artifact_id}`), 410, 'artifact_expired');
     const quota = await s.core.tenants.byName('errors');
     await s.core.tenants.setSuspended(quota, true);
-    expectError(await api(s.apiUrl, key, 'GET', '/v1/whoami'), 403, 'tenant_suspended');
+    expectError(await api(s.apiUrl, key, 'GET', '/v1/whoami'), 401, 'unauthorized');
     await s.core.tenants.setSuspended(quota, false);
   });
 

@@ -20,9 +20,9 @@ afterAll(async () => {
 });
 
 describe('hosted MCP with an API key', () => {
-  it('lists all 13 tools (no local destructive gating) and answers whoami with the key’s tenant', async () => {
+  it('lists all 14 tools (no local destructive gating) and answers whoami with the key’s tenant', async () => {
     const tools = (await mcp.client.listTools()).tools;
-    expect(tools.map((t) => t.name).sort()).toHaveLength(13);
+    expect(tools.map((t) => t.name).sort()).toHaveLength(14);
     expect(tools.find((t) => t.name === 'delete_artifact')?.annotations?.destructiveHint).toBe(true);
     expect(data(await mcp.call('whoami'))).toMatchObject({
       tenant_name: 'main',
@@ -45,6 +45,12 @@ describe('hosted MCP with an API key', () => {
     expect(stored.metadata).toEqual({ model: 'test-model' });
     const viaApi = await api(srv.apiUrl, srv.apiKey, 'GET', `/v1/artifacts/${stored.artifact_id}`);
     expect(viaApi.json.content_hash).toBe(stored.content_hash);
+
+    const urls = data(await mcp.call('get_artifact_download_urls', { artifact_ids: [stored.artifact_id] }));
+    expect(urls.download_urls).toEqual([
+      expect.objectContaining({ artifact_id: stored.artifact_id, filename: 'hosted.md', expires_in: 3600 }),
+    ]);
+    expect(await (await fetch(urls.download_urls[0].download_url)).text()).toBe('# from the hosted endpoint\n');
 
     const listed = data(await mcp.call('list_artifacts', { session_id: 'hosted-s1' }));
     expect(listed.artifacts.map((a: { artifact_id: string }) => a.artifact_id)).toEqual([stored.artifact_id]);
@@ -101,6 +107,22 @@ describe('the HTTP edge of /mcp', () => {
     const bad = await postMcp(srv.apiUrl, initializeMessage, { authorization: 'Bearer mcp_at_nope' });
     expect(bad.status).toBe(401);
     expect(bad.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token", resource_metadata="/);
+  });
+
+  it('a suspended account is 401 unauthorized naming the suspension, on the endpoint and in a tool', async () => {
+    const key = await srv.createTenant('hosted-suspended', 'pro');
+    const open = await connectHttpMcp(srv.apiUrl, key);
+    try {
+      await srv.core.tenants.setSuspended(await srv.core.tenants.byName('hosted-suspended'), true);
+      const r = await postMcp(srv.apiUrl, initializeMessage, { authorization: `Bearer ${key}` });
+      expect(r.status, r.text).toBe(401);
+      expect(JSON.parse(r.text).error).toMatchObject({ code: 'unauthorized', status: 401 });
+      expect(JSON.parse(r.text).error.message).toMatch(/suspended/);
+      // A connection opened before: its next call gets the same answer.
+      await expect(open.call('whoami')).rejects.toThrow(/suspended/);
+    } finally {
+      await open.close();
+    }
   });
 
   it('admits every request like an API call: rate-limit headers and the monthly counter', async () => {

@@ -178,7 +178,7 @@ describe('a key in steady use', () => {
 });
 
 describe('suspended tenant', () => {
-  it('gets 403 tenant_suspended everywhere, and its links and signed URLs stop resolving', async () => {
+  it('gets 401 unauthorized naming the suspension everywhere, and its links and signed URLs stop resolving', async () => {
     clock.set(Date.UTC(2026, 10, 5, 0, 0, 0));
     const key = await s.createTenant('suspended', 'pro');
     const other = await s.createTenant('not-suspended', 'pro');
@@ -197,7 +197,8 @@ describe('suspended tenant', () => {
       await api(s.apiUrl, key, 'GET', '/v1/sessions'),
       await uploadMultipart(s.apiUrl, key, { content: 'while suspended' }),
     ]) {
-      expectError(r, 403, 'tenant_suspended');
+      expectError(r, 401, 'unauthorized');
+      expect(r.json.error.message).toMatch(/suspended/);
     }
     expect(await blobFilesFor(s, sha256('while suspended'))).toEqual([]);
     expect((await fetchBytes(link.url)).status).toBe(404);

@@ -180,10 +180,42 @@ describe('GET /v1/artifacts', () => {
     expect((await list('transcript=true&metadata.stage=draft')).artifacts).toHaveLength(0);
   });
 
-  it('refuses two metadata filters, unknown params, bad cursors and bad limits with invalid_request', async () => {
+  it('takes up to 8 metadata filters, AND-ed, in any order, with a cursor', async () => {
+    const check = async (query: string, pred: (m: Record<string, unknown>) => boolean) => {
+      const expected = ids(ordered(uploaded.filter((u) => pred(u.metadata))));
+      expect(ids((await list(query)).artifacts), query).toEqual(expected);
+      return expected.length;
+    };
+    expect(await check('metadata.stage=draft&metadata.n=1', (m) => m.stage === 'draft' && m.n === 1)).toBe(1);
+    expect(await check('metadata.n=1&metadata.stage=draft', (m) => m.stage === 'draft' && m.n === 1)).toBe(1);
+    expect(await check('metadata.stage=draft&metadata.n=42', (m) => m.stage === 'draft' && m.n === 42)).toBe(0);
+    expect(await check('metadata.stage=draft&metadata.stage2=x', () => false)).toBe(0);
+    // Eight pairs on a tenant of its own: two artifacts carry all of them, one only seven.
+    const k8 = await s.createTenant('lister-eight', 'pro');
+    const pairs = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}`, `v${i}`]));
+    const all = [
+      await put(s.apiUrl, k8, '8a', { metadata: { ...pairs, n: 1 } }),
+      await put(s.apiUrl, k8, '8b', { metadata: pairs, transcript: true }),
+    ];
+    await put(s.apiUrl, k8, '7', { metadata: { ...pairs, k7: 'other' } });
+    const eight = Object.entries(pairs)
+      .map(([k, v]) => `metadata.${k}=${v}`)
+      .join('&');
+    const page = async (q: string) => (await api(s.apiUrl, k8, 'GET', `/v1/artifacts?${q}`)).json;
+    expect(ids((await page(eight)).artifacts)).toEqual(ids(ordered(all)));
+    // The transcript filter adds metadata.type=transcript on top of the eight.
+    expect(ids((await page(`${eight}&transcript=true`)).artifacts)).toEqual([all[1]?.artifact_id]);
+    const { items } = await walk(s.apiUrl, k8, `${eight}&limit=1`);
+    expect(ids(items)).toEqual(ids(ordered(all)));
+    const nine = await api(s.apiUrl, k8, 'GET', `/v1/artifacts?${eight}&metadata.n=1`);
+    expectError(nine, 400, 'invalid_request');
+    expect(nine.json.error.message).toMatch(/At most 8 metadata/);
+  });
+
+  it('refuses a repeated metadata filter, unknown params, bad cursors and bad limits with invalid_request', async () => {
     const bad = [
-      'metadata.stage=draft&metadata.n=1',
       'metadata.a.b=1',
+      'metadata.stage=draft&metadata.stage=final',
       'metadata.1x=1',
       'colour=red',
       'sort=asc',

@@ -99,7 +99,7 @@ describe('requests that name no tenant', () => {
 });
 
 describe('a tenant’s window', () => {
-  it('covers its suspended 403 and the public endpoints of its pages (200, 202, 404, 401, then 429)', async () => {
+  it('covers its suspended 401 and the public endpoints of its pages (200, 202, 404, 401, then 429)', async () => {
     clock.set(Date.UTC(2026, 3, 1, 3, 0, 0));
     const reset = resetIn(2000);
     const key = await s.createTenant('pages-window', 'pro');
@@ -130,8 +130,8 @@ describe('a tenant’s window', () => {
     const tenant = await s.core.tenants.byName('pages-window');
     await s.core.tenants.setSuspended(tenant, true);
     const suspended = await api(s.apiUrl, key, 'GET', '/v1/whoami');
-    expectError(suspended, 403, 'tenant_suspended');
-    expectTenant(suspended, 403);
+    expectError(suspended, 401, 'unauthorized');
+    expectTenant(suspended, 401);
     // A suspended tenant's pages do not resolve: the caller's IP window answers for them.
     const unresolved = await pub(`${gated}/gate-info`);
     expect(unresolved.status).toBe(404);

@@ -743,8 +743,19 @@ describe('idempotency', () => {
     expectError(await api(s.apiUrl, b, 'GET', `/v1/artifacts/${ra.json.artifact_id}`), 404, 'artifact_not_found');
   });
 
+  it('a key of 256 characters, the most other clients send, replays like any other', async () => {
+    const headers = { 'idempotency-key': `k${'x'.repeat(254)}z` };
+    expect(headers['idempotency-key']).toHaveLength(256);
+    const first = await uploadJson(s.apiUrl, s.apiKey, { filename: 'long-key.txt', content: b64('long') }, headers);
+    expect(first.status, first.text).toBe(201);
+    const again = await uploadJson(s.apiUrl, s.apiKey, { filename: 'other.txt', content: b64('other') }, headers);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.json).toEqual(first.json);
+  });
+
   it('a malformed Idempotency-Key is invalid_request', async () => {
-    for (const k of ['has space', 'x'.repeat(256)]) {
+    for (const k of ['has space', 'x'.repeat(257), '']) {
       expectError(
         await uploadJson(s.apiUrl, s.apiKey, { filename: 'a.txt', content: b64('x') }, { 'idempotency-key': k }),
         400,

@@ -70,18 +70,24 @@ export function parseResponses(text: string): RawResponse[] {
   while (rest.length > 0) {
     const end = rest.indexOf('\r\n\r\n');
     if (end < 0) throw new Error(`incomplete response head: ${rest.slice(0, 200)}`);
-    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
-    const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]);
-    if (!status) throw new Error(`not a status line: ${statusLine}`);
-    const headers: Record<string, string> = {};
-    for (const line of lines) {
-      const colon = line.indexOf(':');
-      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-    }
+    const { status, headers } = parseHead(rest.slice(0, end));
     const length = Number(headers['content-length'] ?? 0);
     const bodyStart = end + 4;
     out.push({ status, headers, body: rest.slice(bodyStart, bodyStart + length) });
     rest = rest.slice(bodyStart + length);
   }
   return out;
+}
+
+/** A response head (status line and headers, without the blank line); header names in lower case. */
+export function parseHead(head: string): { status: number; headers: Record<string, string> } {
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1]);
+  if (!status) throw new Error(`not a status line: ${statusLine}`);
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status, headers };
 }

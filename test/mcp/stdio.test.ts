@@ -10,7 +10,14 @@ import { connectMcp, data, type McpSession, runMcpExpectingExit, startFlakyProxy
 
 /** `cairn mcp` (dist/, built first) through the MCP SDK's own client, against a real server. */
 
-const READ_TOOLS = ['whoami', 'list_artifacts', 'get_artifact', 'get_artifact_download_url', 'list_sessions'];
+const READ_TOOLS = [
+  'whoami',
+  'list_artifacts',
+  'get_artifact',
+  'get_artifact_download_url',
+  'get_artifact_download_urls',
+  'list_sessions',
+];
 const DESTRUCTIVE = ['create_download_link', 'delete_artifact', 'seal_session'];
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
@@ -50,7 +57,7 @@ describe('destructive-tool gating', () => {
     const s = await connectMcp({ env, cwd });
     try {
       const names = (await s.client.listTools()).tools.map((t) => t.name);
-      expect(names).toHaveLength(10);
+      expect(names).toHaveLength(11);
       for (const d of DESTRUCTIVE) expect(names).not.toContain(d);
       const r = await s.call('seal_session', { session_id: 'gated' });
       expect(r.isError).toBe(true);
@@ -66,7 +73,7 @@ describe('destructive-tool gating', () => {
 
   it('a host with confirmations sees them with requiresConfirmation', async () => {
     const { tools } = await confirm.client.listTools();
-    expect(tools).toHaveLength(13);
+    expect(tools).toHaveLength(14);
     for (const t of tools) {
       const needs = DESTRUCTIVE.includes(t.name);
       expect(t._meta?.requiresConfirmation === true).toBe(needs);
@@ -83,7 +90,7 @@ describe('destructive-tool gating', () => {
     const s = await connectMcp({ env, cwd, args: ['--allow-destructive'] });
     try {
       const { tools } = await s.client.listTools();
-      expect(tools).toHaveLength(13);
+      expect(tools).toHaveLength(14);
       expect(tools.some((t) => t._meta?.requiresConfirmation)).toBe(false);
       const stored = data(
         await s.call('store_artifact', { filename: 'g.txt', content: 'aGk=', session_id: 'allowed' }),
@@ -262,19 +269,35 @@ describe('tools', () => {
         filename: 'a.txt',
         content: 'YQ==',
         session_id: 'listing',
-        metadata: { kind: 'x1' },
+        metadata: { kind: 'x1', stage: 'final' },
       }),
     );
     const bySession = data(await confirm.call('list_artifacts', { session_id: 'listing', limit: 5 }));
     expect(bySession.artifacts).toHaveLength(1);
     const byMeta = data(await confirm.call('list_artifacts', { metadata: { kind: 'x1' } }));
     expect(byMeta.artifacts[0].artifact_id).toBe(rec.artifact_id);
-    const two = await confirm.call('list_artifacts', { metadata: { a: '1', b: '2' } });
-    expect(two._meta).toMatchObject({ code: 'invalid_request' });
+    const two = data(await confirm.call('list_artifacts', { metadata: { kind: 'x1', stage: 'final' } }));
+    expect(two.artifacts.map((a: { artifact_id: string }) => a.artifact_id)).toEqual([rec.artifact_id]);
+    expect(data(await confirm.call('list_artifacts', { metadata: { kind: 'x1', stage: 'draft' } })).artifacts).toEqual(
+      [],
+    );
+    const nine = await confirm.call('list_artifacts', {
+      metadata: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, 'v'])),
+    });
+    expect(nine._meta).toMatchObject({ code: 'invalid_request' });
     expect(data(await confirm.call('get_artifact', { artifact_id: rec.artifact_id })).page).toBeNull();
     const url = data(await confirm.call('get_artifact_download_url', { artifact_id: rec.artifact_id }));
     expect(url.expires_in).toBe(3600);
     expect(await (await fetch(url.download_url)).text()).toBe('a');
+    const unknown = 'art_0000000000000000';
+    const batch = data(await confirm.call('get_artifact_download_urls', { artifact_ids: [unknown, rec.artifact_id] }));
+    expect(batch.download_urls.map((i: { artifact_id: string }) => i.artifact_id)).toEqual([unknown, rec.artifact_id]);
+    expect(batch.download_urls[0].error).toMatchObject({ code: 'artifact_not_found', status: 404 });
+    expect(await (await fetch(batch.download_urls[1].download_url)).text()).toBe('a');
+    const tooMany = await confirm.call('get_artifact_download_urls', {
+      artifact_ids: Array.from({ length: 21 }, () => rec.artifact_id),
+    });
+    expect(tooMany._meta).toMatchObject({ code: 'invalid_request' });
     const missing = await confirm.call('get_artifact', { artifact_id: 'art_0000000000000000' });
     expect(missing._meta).toMatchObject({ status: 404, code: 'artifact_not_found', retry_hint: 'fix_arguments' });
   });
@@ -346,6 +369,25 @@ describe('tools', () => {
       expect(r._meta).toMatchObject({ status: 401, code: 'unauthorized', retry_hint: 'do_not_retry' });
       expect(JSON.stringify(r.content)).toContain('WXYZ');
       expect(JSON.stringify(r.content)).not.toContain('x'.repeat(28));
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('a suspended account', () => {
+  it('is 401 unauthorized naming the suspension, not a bad key', async () => {
+    const key = await srv.createTenant('stdio-suspended', 'pro');
+    await srv.core.tenants.setSuspended(await srv.core.tenants.byName('stdio-suspended'), true);
+    const s = await connectMcp({ env: { ...env, CAIRN_API_KEY: key }, cwd });
+    try {
+      const r = await s.call('whoami');
+      expect(r.isError).toBe(true);
+      expect(r._meta).toMatchObject({ status: 401, code: 'unauthorized', retry_hint: 'do_not_retry' });
+      const text = JSON.stringify(r.content);
+      expect(text).toMatch(/suspended/);
+      expect(text).toMatch(/operator/);
+      expect(text).not.toMatch(/check CAIRN_API_KEY/);
     } finally {
       await s.close();
     }

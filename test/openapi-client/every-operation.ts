@@ -97,6 +97,8 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   const page: { public_url: string } | null | undefined = got.data?.page;
   const download = await cairn.GET('/v1/artifacts/{id}/download-url', { params: { path: { id } } });
   const downloadUrl: string | undefined = download.data?.download_url;
+  const batch = await cairn.POST('/v1/artifacts/batch/download-urls', { body: { artifact_ids: [id, id] } });
+  const batchCount: number | undefined = batch.data?.download_urls.length;
   // The body is optional (the default lifetime then applies).
   const link = await cairn.POST('/v1/artifacts/{id}/links', { params: { path: { id } } });
   const shortLink = await cairn.POST('/v1/artifacts/{id}/links', {
@@ -160,6 +162,7 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     listArtifacts: { status: list.response.status, detail: { listed, hasMore, note: id } },
     getArtifact: { status: got.response.status, detail: page },
     getDownloadUrl: { status: download.response.status, detail: typeof downloadUrl },
+    getDownloadUrls: { status: batch.response.status, detail: batchCount },
     createLink: { status: link.response.status, detail: [linkId?.slice(0, 4), shortLink.response.status] },
     listSessions: { status: sessions.response.status, detail: sessionCounts },
     requestUploadUrl: { status: ticket.response.status, detail: ticket.data.status },

@@ -140,7 +140,7 @@ describe('the OpenAPI document', () => {
     const list = doc.paths['/v1/artifacts']!.get!;
     expect(list.operationId).toBe('listArtifacts');
     expect(list.description).toMatch(/`metadata\.<key>=<value>`/);
-    expect(list.description).toMatch(/at most one/);
+    expect(list.description).toMatch(/up to 8 per query, all must match/);
   });
 
   it('declares bearer security exactly on the operations that refuse a request without a key', async () => {
@@ -175,6 +175,7 @@ describe('a client generated from it', () => {
       listArtifacts: { status: 200, detail: { listed: [noteId], hasMore: false, note: noteId } },
       getArtifact: { status: 200, detail: null },
       getDownloadUrl: { status: 200, detail: 'string' },
+      getDownloadUrls: { status: 200, detail: 2 },
       createLink: { status: 201, detail: ['lnk_', 201] },
       listSessions: { status: 200, detail: [['openapi-run', 2]] },
       requestUploadUrl: { status: 201, detail: 'pending' },

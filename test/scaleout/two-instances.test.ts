@@ -126,7 +126,10 @@ if (reason && process.env.CI) {
       await admin.core.tenants.setSuspended(await admin.core.tenants.byName('two-revoke'), true);
       for (const s of [a, b]) {
         await eventually(
-          async () => (await api(s.apiUrl, second, 'GET', '/v1/whoami')).status === 403,
+          async () => {
+            const r = await api(s.apiUrl, second, 'GET', '/v1/whoami');
+            return r.status === 401 && /suspended/.test(r.json.error.message);
+          },
           2000,
           'suspended',
         );

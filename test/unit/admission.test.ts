@@ -90,9 +90,12 @@ describe('AccessService.admitNow', () => {
     );
 
     const suspended = await caller('ten_suspended', true);
-    await expect(a.admit(suspended, { quota: 'count' })).rejects.toMatchObject({ code: 'tenant_suspended' });
+    await expect(a.admit(suspended, { quota: 'count' })).rejects.toMatchObject({
+      code: 'unauthorized',
+      message: expect.stringMatching(/suspended/),
+    });
     expect(() => a.admitNow(suspended, { quota: 'count' })).toThrow(
-      expect.objectContaining({ code: 'tenant_suspended', decision: expect.objectContaining({ allowed: true }) }),
+      expect.objectContaining({ code: 'unauthorized', decision: expect.objectContaining({ allowed: true }) }),
     );
 
     const full = await caller('ten_full');

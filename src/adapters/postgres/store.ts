@@ -18,16 +18,18 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
+import { DENSITY_PROBE, type Density, sparsestFirst } from '../shared/metadata-driver.js';
 import { TurnBatch } from '../shared/turn-batch.js';
 import { PostgresAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactsTx, retireArtifactsTx } from './artifact-writes.js';
 import { CredentialsWatch } from './credentials-watch.js';
 import { all, allPrepared, Database, one, onePrepared } from './database.js';
-import { buildArtifactListQuery, buildSessionListQuery } from './list-queries.js';
+import { buildArtifactListQuery, buildSessionListQuery, METADATA_DENSITY_SQL } from './list-queries.js';
 import { runMigrations } from './migrate.js';
 import {
   type ApiKeyRecord,
   type ArtifactRecord,
+  metadataMatchValue,
   SESSION_SELECT,
   type SessionRecord,
   type TenantRecord,
@@ -212,6 +214,20 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async listArtifacts(tenantId: string, query: ArtifactQuery): Promise<ArtifactRow[]> {
+    const metadata = query.metadata ?? [];
+    if (metadata.length > 1) {
+      const found = await allPrepared<{ i: string; n: number; oldest: string | null }>(this.q, METADATA_DENSITY_SQL, [
+        tenantId,
+        metadata.map((m) => m.key),
+        metadata.map((m) => metadataMatchValue(m.value)),
+        DENSITY_PROBE,
+      ]);
+      const densities: Density[] = metadata.map(() => ({ n: 0, oldest: null }));
+      for (const row of found) {
+        densities[Number(row.i) - 1] = { n: Number(row.n), oldest: row.oldest === null ? null : Number(row.oldest) };
+      }
+      query = { ...query, metadata: sparsestFirst(metadata, densities) };
+    }
     const { text, values } = buildArtifactListQuery(tenantId, query);
     return (await allPrepared<ArtifactRecord>(this.q, text, values)).map(toArtifact);
   }

@@ -60,6 +60,11 @@ function metadataQuery(
   };
 }
 
+/** How many of a pair's rows the index holds, up to a limit, and how far back they reach (sparsestFirst). */
+export const METADATA_DENSITY_SQL =
+  'SELECT count(*) AS n, min(created_at) AS oldest FROM (SELECT created_at FROM artifact_meta INDEXED BY artifact_meta_lookup' +
+  ' WHERE tenant_id = ? AND key = ? AND value = ? ORDER BY created_at DESC, artifact_id DESC LIMIT ?)';
+
 /** Filters shared by both shapes; the keyset and time bounds use the driving index's own columns. */
 function addRowFilters(q: ArtifactQuery, where: string[], params: unknown[], createdAt: string, id: string): void {
   where.push('(a.expires_at IS NULL OR a.expires_at > ?)');

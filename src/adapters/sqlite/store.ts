@@ -18,12 +18,13 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
+import { DENSITY_PROBE, type Density, sparsestFirst } from '../shared/metadata-driver.js';
 import { KeyFailure, TurnBatch } from '../shared/turn-batch.js';
 import { SqliteAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactTx, retireArtifactTx } from './artifact-writes.js';
 import { CredentialsEpoch } from './credentials-epoch.js';
 import { Connection } from './database.js';
-import { buildArtifactListQuery, buildSessionListQuery } from './list-queries.js';
+import { buildArtifactListQuery, buildSessionListQuery, METADATA_DENSITY_SQL } from './list-queries.js';
 import {
   type ApiKeyRecord,
   ARTIFACT_COLUMNS,
@@ -204,6 +205,13 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   async listArtifacts(tenantId: string, query: ArtifactQuery): Promise<ArtifactRow[]> {
+    const metadata = query.metadata ?? [];
+    if (metadata.length > 1) {
+      const densities = metadata.map((m) =>
+        this.c.get<Density>(METADATA_DENSITY_SQL, tenantId, m.key, m.value, DENSITY_PROBE),
+      );
+      query = { ...query, metadata: sparsestFirst(metadata, densities as Density[]) };
+    }
     const { sql, params } = buildArtifactListQuery(tenantId, query);
     return this.c.all<ArtifactRecord>(sql, ...params).map(toArtifact);
   }

@@ -18,14 +18,18 @@ export function registerArtifactCommands(program: Command): void {
       .option('--created-after <when>', 'ISO date/time, or an age such as 2d', (v) => parseTimeBound(v))
       .option('--created-before <when>', 'ISO date/time, or an age such as 2d', (v) => parseTimeBound(v))
       .option('--transcript', 'only transcripts')
-      .option('--meta <key=value>', 'only artifacts whose metadata has this value (one pair)', collectMeta)
+      .option(
+        '--meta <key=value>',
+        'only artifacts whose metadata has this value (repeatable, up to 8 pairs, all must match)',
+        collectMeta,
+      )
       .option('--limit <n>', 'page size, 1-200 (default 50)', parseLimit)
       .option('--cursor <cursor>', 'continue from a previous page')
       .option('--all', 'walk every page'),
     [
       'cairn ls',
       'cairn ls --session run-42 --limit 200',
-      'cairn ls --meta model=gpt-5 --created-after 7d',
+      'cairn ls --meta model=gpt-5 --meta type=transcript --created-after 7d',
       'cairn ls --transcript --all --json > transcripts.json',
     ],
   ).action(clientAction(list));
@@ -55,7 +59,7 @@ export function registerArtifactCommands(program: Command): void {
 
 async function list(ctx: Ctx, _args: unknown[], opts: Record<string, unknown>): Promise<void> {
   const meta = (opts.meta as [string, string][] | undefined) ?? [];
-  if (meta.length > 1) throw new UsageError('ls filters on one --meta pair at a time (the API allows one).');
+  if (meta.length > 8) throw new UsageError('ls takes at most 8 --meta pairs (the API allows 8).');
   const q: ListArtifactsQuery = {};
   if (opts.session) q.sessionId = opts.session as string;
   if (opts.agent) q.agentId = opts.agent as string;
@@ -64,7 +68,7 @@ async function list(ctx: Ctx, _args: unknown[], opts: Record<string, unknown>): 
   if (opts.createdAfter) q.createdAfter = opts.createdAfter as string;
   if (opts.createdBefore) q.createdBefore = opts.createdBefore as string;
   if (opts.transcript) q.transcript = true;
-  if (meta[0]) q.metadata = { [meta[0][0]]: meta[0][1] };
+  if (meta.length > 0) q.metadata = Object.fromEntries(meta);
   if (opts.limit) q.limit = opts.limit as number;
   if (opts.cursor) q.cursor = opts.cursor as string;
 

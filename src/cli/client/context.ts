@@ -94,7 +94,9 @@ export function reportFailure(err: unknown, settings: Pick<Settings, 'apiUrl' | 
     if (err.upgradeUrl) lines.push(`upgrade: ${err.upgradeUrl}`);
     if (err.retryAfter !== null && err.code === 'rate_limited') lines.push(`retry after ${err.retryAfter} s`);
     if (err.code === 'network_error') lines.push(`hint: is Cairn running at ${settings.apiUrl}? (--api-url)`);
-    if (err.code === 'unauthorized' && settings.keySource) {
+    if (err.code === 'unauthorized' && /suspended/i.test(err.message)) {
+      lines.push('hint: the key is valid, but its account is suspended; ask the Cairn operator to lift it.');
+    } else if (err.code === 'unauthorized' && settings.keySource) {
       lines.push(`hint: the key from ${settings.keySource} was refused; run \`cairn login\` for a new one.`);
     }
     // One line each, whatever the message quotes.

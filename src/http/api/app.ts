@@ -8,6 +8,7 @@ import { installAdmission } from '../auth.js';
 import { installErrorHandling } from '../errors.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { refuseInvalidBoundary } from '../multipart-boundary.js';
+import { installJsonBodies } from './json-bodies.js';
 import { finishDocument } from './openapi-document.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { metaRoutes } from './routes/meta.js';
@@ -47,6 +48,7 @@ export async function buildApiApp(core: Core, opts: ListenerOptions): Promise<Fa
   app.addHook('preValidation', refuseInvalidBoundary);
   // JSON and multipart are the only bodies the API takes; text/plain would otherwise be parsed too.
   app.removeContentTypeParser('text/plain');
+  installJsonBodies(app);
   installAdmission(app, core);
   app.addHook('onRoute', strictQuerystring);
   metaRoutes(app, core);

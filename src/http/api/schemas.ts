@@ -146,7 +146,7 @@ export const ListArtifactsQuery = Type.Object(
   },
   {
     additionalProperties: true,
-    description: 'Plus at most one `metadata.<key>=<value>` exact-match filter.',
+    description: 'Plus up to 8 `metadata.<key>=<value>` exact-match filters, AND-ed (each key once).',
   },
 );
 
@@ -170,6 +170,46 @@ export const DownloadUrl = Type.Object(
     size_bytes: Type.Integer(),
   },
   { $id: 'DownloadUrl' },
+);
+
+export const BatchDownloadUrlsBody = Type.Object(
+  {
+    artifact_ids: Type.Array(Type.String({ pattern: '^art_[A-Za-z0-9]{16}$' }), {
+      minItems: 1,
+      maxItems: 20,
+      description: '1 to 20 artifact ids; a repeated id is answered twice.',
+    }),
+  },
+  { $id: 'BatchDownloadUrlsRequest', additionalProperties: false },
+);
+
+export const BatchDownloadUrls = Type.Object(
+  {
+    download_urls: Type.Array(
+      Type.Union([
+        Type.Object({
+          artifact_id: Type.String(),
+          download_url: Type.String(),
+          expires_in: Type.Integer(),
+          filename: Type.String(),
+          content_type: Type.String(),
+          size_bytes: Type.Integer(),
+        }),
+        Type.Object({
+          artifact_id: Type.String(),
+          error: Type.Object(
+            { code: Type.String(), message: Type.String(), status: Type.Integer() },
+            {
+              description:
+                '`artifact_not_found` (unknown, or another tenant’s), `artifact_already_deleted` or `artifact_expired`.',
+            },
+          ),
+        }),
+      ]),
+      { description: 'One item per requested id, in request order.' },
+    ),
+  },
+  { $id: 'BatchDownloadUrls' },
 );
 
 export const CreateLinkBody = Type.Object(
@@ -236,8 +276,10 @@ export const Health = Type.Object({ status: Type.Literal('ok') }, { $id: 'Health
  */
 export const authErrors = {
   400: errorResponse('`invalid_request`: a malformed or unknown parameter, field or body.'),
-  401: errorResponse('`unauthorized`: the API key is missing, malformed, unknown or revoked.'),
-  403: errorResponse('`quota_exceeded` (a plan limit is reached) or `tenant_suspended`.'),
+  401: errorResponse(
+    '`unauthorized`: the API key is missing, malformed, unknown or revoked, or its tenant is suspended (the message then says suspended).',
+  ),
+  403: errorResponse('`quota_exceeded`: a plan limit is reached.'),
   429: errorResponse('`rate_limited`: over the rate limit; `Retry-After` says when to try again.'),
   503: errorResponse(
     '`server_error`: a transient refusal (shutting down, or an upload’s bytes still being deleted); see `Retry-After`.',
@@ -287,7 +329,7 @@ export const GateInfo = Type.Object(
 
 export const UnlockBody = Type.Object(
   { password: Type.String() },
-  { $id: 'UnlockRequest', additionalProperties: true },
+  { $id: 'UnlockRequest', additionalProperties: false },
 );
 
 export const UnlockResult = Type.Object(
@@ -351,6 +393,7 @@ export const requestComponents: TSchema[] = [
   MultipartUploadBody,
   UploadUrlBody,
   CreateLinkBody,
+  BatchDownloadUrlsBody,
   PublishBody,
   UnlockBody,
   ReportBody,
@@ -368,6 +411,7 @@ export const components: TSchema[] = [
   UploadTicket,
   UploadReceipt,
   DownloadUrl,
+  BatchDownloadUrls,
   LinkRecord,
   DeleteResult,
   SealResult,

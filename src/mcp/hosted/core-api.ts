@@ -3,6 +3,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import {
   type ArtifactList,
   type ArtifactRecord,
+  type BatchDownloadUrls,
   CairnError,
   type DeleteResult,
   type DownloadResult,
@@ -86,6 +87,10 @@ export class CoreCairnApi implements CairnApi {
 
   getDownloadUrl(id: string): Promise<DownloadUrl> {
     return this.call(() => this.core.sharing.downloadUrl(this.caller, id));
+  }
+
+  downloadUrls(ids: readonly string[]): Promise<BatchDownloadUrls> {
+    return this.call(() => this.core.sharing.downloadUrls(this.caller, ids));
   }
 
   /** Straight from the blob store, after the same read rules as every other route. */

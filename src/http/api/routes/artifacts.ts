@@ -3,13 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
 import type { RawQuery } from '../../../core/list-query.js';
 import { callerOf } from '../../auth.js';
-import { typeboxValidator } from '../../typebox-validator.js';
 import {
   ArtifactIdParams,
   ArtifactList,
   ArtifactRecord,
   artifactErrors,
   authErrors,
+  BatchDownloadUrls,
+  BatchDownloadUrlsBody,
   CreateLinkBody,
   DeleteResult,
   DownloadUrl,
@@ -31,7 +32,7 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         description:
           'Newest first (`created_at DESC, artifact_id DESC`), keyset-paginated. Filters combine with AND. ' +
           'Unknown parameters are refused.\n\n' +
-          '**Metadata filter** `metadata.<key>=<value>` (at most one per query; `<key>` matches ' +
+          '**Metadata filters** `metadata.<key>=<value>` (up to 8 per query, all must match; `<key>` matches ' +
           '`^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`): an exact match on one metadata key, e.g. `metadata.kind=report`. ' +
           'It matches a stored string equal to the value, or a number or boolean whose JSON text is the value ' +
           '(`metadata.attempt=3`, `metadata.final=true`). OpenAPI cannot name such a parameter, so it is not in ' +
@@ -108,6 +109,30 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
   );
 
   app.post(
+    '/v1/artifacts/batch/download-urls',
+    {
+      config: auth,
+      schema: {
+        operationId: 'getDownloadUrls',
+        summary: 'Get private signed download URLs for up to 20 artifacts (one hour)',
+        description:
+          'One item per requested id, in request order: the URL with its filename, content type and size, or ' +
+          '`{artifact_id, error}` for an id that is unknown, another tenant’s, deleted or expired. One call counts ' +
+          'as one request for the rate limit and the monthly quota. None, more than 20 or a malformed id: 400.',
+        tags: ['artifacts'],
+        security,
+        body: Type.Ref(BatchDownloadUrlsBody),
+        response: {
+          200: Type.Ref(BatchDownloadUrls, { description: 'One item per requested id, in request order.' }),
+          ...authErrors,
+        },
+      },
+    },
+    async (request) =>
+      core.sharing.downloadUrls(callerOf(request), (request.body as { artifact_ids: unknown }).artifact_ids),
+  );
+
+  app.post(
     '/v1/artifacts/:id/links',
     {
       config: auth,
@@ -122,10 +147,9 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         body: Type.Ref(CreateLinkBody),
         response: { 201: Type.Ref(LinkRecord, { description: 'The new link.' }), ...artifactErrors },
       },
-      validatorCompiler: typeboxValidator({ optionalBody: true }),
     },
     async (request, reply) => {
-      const body = (request.body ?? {}) as { expires_in?: number };
+      const body = request.body as { expires_in?: number };
       const link = await core.sharing.createLink(
         callerOf(request),
         (request.params as { id: string }).id,

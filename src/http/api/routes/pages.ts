@@ -23,7 +23,7 @@ const security = [{ bearer: [] }];
 const publishForbidden = Type.Ref(ErrorEnvelope, {
   description:
     '`quota_exceeded` (password access on the Free plan, or the monthly request quota is reached), ' +
-    '`tenant_suspended`, or `page_taken_down` (an operator took this page down; publishing it is refused ' +
+    'or `page_taken_down` (an operator took this page down; publishing it is refused ' +
     'until the operator restores it).',
 });
 const publicErrors = {
@@ -186,7 +186,7 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
     scope.post(
       '/v1/public/pages/:slug/report',
       {
-        config: { publicPage: true },
+        config: { publicPage: true, anyBody: true },
         schema: {
           operationId: 'reportPage',
           summary: 'Report a page to the operators',

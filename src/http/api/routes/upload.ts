@@ -45,7 +45,10 @@ export function uploadRoutes(app: FastifyInstance, core: Core): void {
         headers: Type.Object({
           'idempotency-key': Type.Optional(
             Type.String({
-              description: '1-255 printable ASCII characters; a repeat within 24 hours replays the answer.',
+              minLength: 1,
+              maxLength: 256,
+              pattern: '^[\\x21-\\x7e]+$',
+              description: '1-256 printable ASCII characters: a repeat within 24 hours replays the first answer.',
             }),
           ),
         }),
