@@ -104,10 +104,12 @@ export const TOOLS: readonly ToolDef[] = [
   defineTool({
     name: 'get_artifact_download_urls',
     title: 'Private download URLs (batch)',
-    description:
+    description: (listed) =>
       'Private, presigned URLs for up to 20 artifacts in one call, each valid for one hour, one item per id ' +
       'in the order given. An id that is unknown, deleted or expired gets an item with `error` instead of a ' +
-      'URL. Not for sharing with people (use create_download_link).',
+      (listed('create_download_link')
+        ? 'URL. Not for sharing with people (use create_download_link).'
+        : 'URL. Not for sharing with people (publish a web page with publish_artifact).'),
     tier: 'read',
     destructive: false,
     annotations: READ,

@@ -118,11 +118,13 @@ describe('the OpenAPI document', () => {
     const doc = (await api(s.apiUrl, null, 'GET', '/v1/openapi.json')).json;
     const op = doc.paths['/v1/artifacts/batch/download-urls'].post;
     expect(op.operationId).toBe('getDownloadUrls');
-    const body = op.requestBody.content['application/json'].schema;
+    // Named components, as every shape of the document.
+    const named = (schema: Rec) => doc.components.schemas[String(schema.$ref).split('/').pop() as string];
+    const body = named(op.requestBody.content['application/json'].schema);
     expect(body.required).toEqual(['artifact_ids']);
     expect(body.properties.artifact_ids).toMatchObject({ type: 'array', minItems: 1, maxItems: 20 });
     expect(body.additionalProperties).toBe(false);
-    const items = op.responses['200'].content['application/json'].schema.properties.download_urls.items;
+    const items = named(op.responses['200'].content['application/json'].schema).properties.download_urls.items;
     expect(items.anyOf.map((o: Rec) => Object.keys(o.properties).sort())).toEqual([
       ['artifact_id', 'content_type', 'download_url', 'expires_in', 'filename', 'size_bytes'],
       ['artifact_id', 'error'],

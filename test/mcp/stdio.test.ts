@@ -129,7 +129,7 @@ describe('elicitation: hosts that declare the standard capability confirm throug
     const { s } = await elicitingHost('accept');
     try {
       const { tools } = await s.client.listTools();
-      expect(tools).toHaveLength(13);
+      expect(tools).toHaveLength(14);
       const names = tools.map((t) => t.name);
       for (const d of DESTRUCTIVE) expect(names).toContain(d);
       const url = tools.find((t) => t.name === 'get_artifact_download_url');
