@@ -3,8 +3,9 @@ import type { BrowserSession } from '../../core/accounts/index.js';
 import type { RawQuery } from '../../core/list-query.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { formatBytes } from '../viewer/templates.js';
-import { type DashboardContext, dashboardCaller, field, userError } from './context.js';
+import { type DashboardContext, dashboardCaller, userError } from './context.js';
 import { csrfField, dashboardPage, notice, sendHtml } from './layout.js';
+import { pagePanel, publishBody } from './page-form.js';
 
 /** The list filters of the API, as form fields; `meta_key`/`meta_value` become one `metadata.<key>` filter. */
 const FILTERS = [
@@ -110,6 +111,7 @@ ${FILTERS.map(([name, label]) => html`<div><label for="f-${name}">${label}</labe
         dashboardPage(session, '/dashboard/artifacts', 'Artifact', notice('error', err.message)),
       );
     }
+    const pageRow = await core.deps.store.getPageForArtifact(session.tenant.id, a.artifact_id);
     const action = (verb: string, label: string, cls = 'btn small') =>
       html`<form method="post" action="${artifactPath(a.artifact_id)}/${verb}">${csrfField(session.csrf)}<button class="${cls}" type="submit">${label}</button></form>`;
     const rows: [string, string][] = [
@@ -130,14 +132,7 @@ ${FILTERS.map(([name, label]) => html`<div><label for="f-${name}">${label}</labe
       a.filename,
       html`${top}
 <section class="panel pad"><table><tbody>${rows.map(([k, v]) => html`<tr><th scope="row" class="mono">${k}</th><td class="mono" data-field="${k}">${v}</td></tr>`)}</tbody></table></section>
-<section class="panel pad" data-page-state="${a.page ? 'live' : 'none'}"><h2>Public page</h2>
-${a.page ? html`<p>Live at <a href="${a.page.public_url}" rel="noreferrer" data-public-url>${a.page.public_url}</a> (${a.page.visibility})</p>` : html`<p class="muted">Not published.</p>`}
-<form method="post" action="${artifactPath(a.artifact_id)}/publish" class="filters">${csrfField(session.csrf)}
-<div><label for="title">Title</label><input id="title" name="title" maxlength="200"></div>
-<div><label for="visibility">Visibility</label><select id="visibility" name="visibility"><option value="unlisted">unlisted</option><option value="public">public</option></select></div>
-<div><button class="btn small" type="submit">${a.page ? 'Update page' : 'Publish'}</button></div></form>
-${a.page && html`<div class="actions">${action('unpublish', 'Unpublish', 'btn secondary small')}</div>`}
-</section>
+${pagePanel(session, a, pageRow, `${artifactPath(a.artifact_id)}/publish`, a.page ? action('unpublish', 'Unpublish', 'btn secondary small') : '')}
 <section class="panel pad"><h2>Delete</h2><p>Deleting takes the artifact out of every list, download, link and page at once.</p>${action('delete', 'Delete artifact', 'btn danger small')}</section>`,
     );
   };
@@ -149,11 +144,8 @@ ${a.page && html`<div class="actions">${action('unpublish', 'Unpublish', 'btn se
     const caller = dashboardCaller(session);
     try {
       if (verb === 'publish') {
-        const title = field(request.body, 'title')?.trim();
-        await core.pages.publish(caller, id, {
-          visibility: field(request.body, 'visibility') === 'public' ? 'public' : 'unlisted',
-          ...(title ? { title } : {}),
-        });
+        const row = await core.deps.store.getPageForArtifact(session.tenant.id, id);
+        await core.pages.publish(caller, id, publishBody(request.body, row), { keepPassword: true });
         return reply.redirect(`${artifactPath(id)}?done=published`, 303);
       }
       if (verb === 'unpublish') {

@@ -39,6 +39,9 @@ td form .btn,.actions form .btn{margin:0}
 .tiers input{width:auto;margin-top:.25rem}
 .tiers small{display:block;color:var(--muted)}
 .center .panel.wide{max-width:34rem}
+.publish{display:flex;flex-direction:column;gap:.5rem;max-width:36rem}
+.publish label{margin:0 0 .2rem}
+.tiers legend{font-size:.85rem;font-weight:600;padding:0;margin-bottom:.3rem}
 .muted{color:var(--muted)}
 `;
 
