@@ -110,7 +110,7 @@ describe('the HTTP edge of /mcp', () => {
     const before = await srv.core.deps.store.getRequestCount(tenant.id, month);
     const r = await postMcp(srv.apiUrl, initializeMessage, { authorization: `Bearer ${srv.apiKey}` });
     expect(r.status, r.text).toBe(200);
-    expect(r.headers.get('x-ratelimit-limit')).toBe(String(PLANS.pro.rateLimitSustained));
+    expect(r.headers.get('x-ratelimit-limit')).toBe(String(PLANS.pro.rateLimitBurst));
     expect(Number(r.headers.get('x-ratelimit-remaining'))).toBeGreaterThan(0);
     expect(Number(r.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000 - 1);
     expect(JSON.parse(r.text).result.serverInfo.name).toBe('cairn');
