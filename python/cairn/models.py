@@ -19,6 +19,8 @@ __all__ = [
     "ArtifactPage",
     "DownloadUrl",
     "Link",
+    "LinkPage",
+    "RevokeLinkResult",
     "DeleteResult",
     "Session",
     "SessionPage",
@@ -160,6 +162,36 @@ class Link(_Record):
     artifact_id: str
     expires_at: str
     created_at: str
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
+class LinkPage(_Record):
+    """One page of :meth:`Cairn.links`: the artifact's live links, newest first."""
+
+    links: List[Link]
+    next_cursor: Optional[str]
+    has_more: bool
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def for_artifact(cls, data: Mapping[str, Any], artifact_id: str) -> "LinkPage":
+        """The list is of one artifact, so its items carry no ``artifact_id``: it is filled in."""
+        obj = cls.from_dict(data)
+        obj.links = [Link.from_dict({"artifact_id": artifact_id, **item}) for item in (data.get("links") or [])]
+        obj.has_more = bool(obj.has_more)
+        return obj
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.links)
+
+
+@dataclass
+class RevokeLinkResult(_Record):
+    """``DELETE /v1/links/{link_id}``: the same answer however often it is repeated."""
+
+    link_id: str
+    revoked: bool
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 

@@ -8,6 +8,7 @@ import { installErrorHandling } from '../errors.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { refuseInvalidBoundary } from '../multipart-boundary.js';
 import { artifactRoutes } from './routes/artifacts.js';
+import { linkRoutes } from './routes/links.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
 import { presignedRoutes } from './routes/presigned.js';
@@ -49,6 +50,7 @@ export async function buildApiApp(core: Core, opts: ListenerOptions): Promise<Fa
   metaRoutes(app, core);
   uploadRoutes(app, core);
   artifactRoutes(app, core);
+  linkRoutes(app, core);
   sessionRoutes(app, core);
   presignedRoutes(app, core);
   pageRoutes(app, core);

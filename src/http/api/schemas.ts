@@ -149,6 +149,36 @@ export const LinkRecord = Type.Object({
   created_at: Timestamp,
 });
 
+export const ListLinksQuery = Type.Object(
+  {
+    cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page, exactly as received.' })),
+    limit: Type.Optional(Type.String({ description: '1-200, default 50' })),
+  },
+  { additionalProperties: false },
+);
+
+export const ListedLink = Type.Object({
+  link_id: Type.String({ pattern: '^lnk_[A-Za-z0-9]{20}$' }),
+  url: Type.String({ description: 'The shareable download URL.' }),
+  expires_at: Timestamp,
+  created_at: Timestamp,
+});
+
+export const LinkList = Type.Object({
+  links: Type.Array(ListedLink, { description: 'Unexpired links, newest first.' }),
+  next_cursor: NullableOut(Type.String()),
+  has_more: Type.Boolean(),
+});
+
+export const LinkIdParams = Type.Object({
+  link_id: Type.String({ description: 'A link id, lnk_…' }),
+});
+
+export const RevokeLinkResult = Type.Object({
+  link_id: Type.String(),
+  revoked: Type.Literal(true),
+});
+
 export const DeleteResult = Type.Object({
   artifact_id: Type.String(),
   deleted: Type.Literal(true),
