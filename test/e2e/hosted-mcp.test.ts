@@ -20,9 +20,9 @@ afterAll(async () => {
 });
 
 describe('hosted MCP with an API key', () => {
-  it('lists all 13 tools (no local destructive gating) and answers whoami with the key’s tenant', async () => {
+  it('lists all 15 tools (no local destructive gating) and answers whoami with the key’s tenant', async () => {
     const tools = (await mcp.client.listTools()).tools;
-    expect(tools.map((t) => t.name).sort()).toHaveLength(13);
+    expect(tools.map((t) => t.name).sort()).toHaveLength(15);
     expect(tools.find((t) => t.name === 'delete_artifact')?.annotations?.destructiveHint).toBe(true);
     expect(data(await mcp.call('whoami'))).toMatchObject({
       tenant_name: 'main',
@@ -56,6 +56,19 @@ describe('hosted MCP with an API key', () => {
       session_id: 'hosted-s1',
       artifact_count: 1,
     });
+
+    const link = data(await mcp.call('create_download_link', { artifact_id: stored.artifact_id }));
+    const links = data(await mcp.call('list_links', { artifact_id: stored.artifact_id, limit: 10 }));
+    expect(links).toEqual({
+      links: [{ link_id: link.link_id, url: link.url, expires_at: link.expires_at, created_at: link.created_at }],
+      next_cursor: null,
+      has_more: false,
+    });
+    expect(data(await mcp.call('revoke_link', { link_id: link.link_id }))).toEqual({
+      link_id: link.link_id,
+      revoked: true,
+    });
+    expect((await fetch(link.url)).status).toBe(404);
 
     const page = data(await mcp.call('publish_artifact', { artifact_id: stored.artifact_id, title: 'Hosted' }));
     expect(page.public_url).toMatch(/\/a\/pg_/);
