@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { keepLocal, launchChromium, screenshot, skipBrowser } from '../helpers/browser.js';
+import { keepLocal, launchChromium, makePng, screenshot, skipBrowser } from '../helpers/browser.js';
 import { publishContent } from '../helpers/pages.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -132,5 +132,98 @@ describe.skipIf(skipBrowser)('dashboard: a page keeps its settings', () => {
       visibility: 'unlisted',
     });
     expect((await fetch(`${s.viewerUrl}/a/${slug}`)).status).toBe(200);
+  });
+});
+
+describe.skipIf(skipBrowser)('dashboard basics', () => {
+  it("a new tenant's overview says how to push a first file and connect MCP, with no raw field table; sizes in the CLI's units", async () => {
+    await signUp();
+    await page.goto(`${s.apiUrl}/dashboard`);
+    expect(await page.isVisible('[data-getting-started]')).toBe(true);
+    expect(await page.textContent('[data-getting-started]')).toContain('cairn push report.md');
+    expect(await page.textContent('[data-mcp-url]')).toBe(`${s.apiUrl}/mcp`);
+    expect(await page.locator('[data-field]').count()).toBe(0);
+    // The Free plan's 1 GB is "1.0 GB" as the CLI says it, not "954 MB".
+    expect(await page.textContent('[data-usage="Storage"]')).toContain('of 1.0 GB');
+    await screenshot(page, 'dashboard-overview-1280');
+  });
+
+  it('an artifact page: download, preview, share links made and revoked after a confirmation, delete after a confirmation', async () => {
+    const key = await signUp();
+    const text = '# Findings\n\nThe numbers are in.\n';
+    const { artifact } = await publishContent(
+      s,
+      { filename: 'findings.md', content: text },
+      { visibility: 'unlisted' },
+      key,
+    );
+    const id = artifact.artifact_id as string;
+    await page.goto(`${s.apiUrl}/dashboard/artifacts/${id}`);
+    const download = (await page.getAttribute('[data-download]', 'href')) ?? '';
+    const got = await fetch(download);
+    expect(got.headers.get('content-disposition')).toMatch(/^attachment/);
+    expect(await got.text()).toBe(text);
+    expect(await page.textContent('[data-preview="text"]')).toBe(text);
+
+    // Two links; revoke one: Cancel on the confirmation changes nothing, confirming kills it.
+    await clickAndWait('[data-links] form button');
+    expect(await page.textContent('[role="status"]')).toMatch(/share link created/i);
+    await clickAndWait('[data-links] form button');
+    const rows = page.locator('[data-link]');
+    expect(await rows.count()).toBe(2);
+    const [newest, older] = await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-link') ?? ''));
+    const urlOf = async (linkId: string) => (await page.getAttribute(`[data-link="${linkId}"] a[rel]`, 'href')) ?? '';
+    const olderUrl = await urlOf(older ?? '');
+    const newestUrl = await urlOf(newest ?? '');
+    expect((await fetch(olderUrl)).status).toBe(200);
+    await clickAndWait(`[data-link="${older}"] a[href*="/revoke"]`);
+    expect(await page.textContent('[data-confirm]')).toContain('findings.md');
+    await clickAndWait('[data-confirm] a.secondary');
+    expect((await fetch(olderUrl)).status).toBe(200);
+    await clickAndWait(`[data-link="${older}"] a[href*="/revoke"]`);
+    await clickAndWait('[data-confirm-button]');
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/artifacts/${id}`);
+    expect(await page.textContent('[role="status"]')).toMatch(/revoked/i);
+    expect((await fetch(olderUrl)).status).toBe(404);
+    expect((await fetch(newestUrl)).status).toBe(200);
+    expect(await page.locator('[data-link]').count()).toBe(1);
+
+    // Delete asks first; the artifact is still there until the person confirms.
+    await clickAndWait('a[href$="/delete"]');
+    expect(await page.textContent('[data-confirm]')).toContain('findings.md');
+    expect((await api(s.apiUrl, key, 'GET', `/v1/artifacts/${id}`)).status).toBe(200);
+    await clickAndWait('[data-confirm-button]');
+    expect(new URL(page.url()).pathname).toBe('/dashboard/artifacts');
+    expect((await api(s.apiUrl, key, 'GET', `/v1/artifacts/${id}`)).status).toBe(410);
+  });
+
+  it('revoking an API key asks first', async () => {
+    const key = await signUp();
+    await page.goto(`${s.apiUrl}/dashboard/keys`);
+    await clickAndWait('[data-key] a[href$="/revoke"]');
+    expect(await page.textContent('[data-confirm]')).toContain(key.slice(-4));
+    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).status).toBe(200);
+    await clickAndWait('[data-confirm-button]');
+    expect(await page.textContent('[role="status"]')).toMatch(/revoked/i);
+    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).status).toBe(401);
+  });
+
+  it('an image previews inline; other types say there is no preview', async () => {
+    const key = await signUp();
+    const png = makePng(64, 32);
+    const img = await publishContent(s, { filename: 'p.png', content: png, content_type: 'image/png' }, undefined, key);
+    await page.goto(`${s.apiUrl}/dashboard/artifacts/${img.artifact.artifact_id}`);
+    const width = await page
+      .locator('[data-preview="image"]')
+      .evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth);
+    expect(width).toBe(64);
+    const bin = await publishContent(
+      s,
+      { filename: 'w.bin', content: Buffer.alloc(10, 1), content_type: 'application/octet-stream' },
+      undefined,
+      key,
+    );
+    await page.goto(`${s.apiUrl}/dashboard/artifacts/${bin.artifact.artifact_id}`);
+    expect(await page.isVisible('[data-preview="none"]')).toBe(true);
   });
 });

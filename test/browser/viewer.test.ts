@@ -164,7 +164,7 @@ describe.skipIf(skipBrowser)('the viewer shell in real Chromium', () => {
     const card = page.locator('.download-card');
     expect(await card.locator('.name').textContent()).toBe('weights.bin');
     expect(await card.locator('.type').textContent()).toBe('application/octet-stream');
-    expect(await card.locator('.size').textContent()).toBe('4.9 KB');
+    expect(await card.locator('.size').textContent()).toBe('5.0 KB');
     const href = (await card.locator('a').getAttribute('href')) ?? '';
     expect(href).toBe(`${s.contentUrl}/c/${slug}?download=1`);
     expect(await page.locator('iframe, main img').count()).toBe(0);

@@ -2,6 +2,7 @@ import { REPORT_REASONS } from '../../core/pages.js';
 import type { RendererKind } from '../../core/renderer.js';
 import { toIso } from '../../core/time.js';
 import type { ArtifactRow, PageRow } from '../../ports/metadata-store.js';
+import { formatBytes } from '../../units.js';
 import { type HtmlValue, html, type SafeHtml, trustedHtml } from '../render/html.js';
 import { SHELL_CSS } from './styles.js';
 
@@ -29,18 +30,6 @@ const topbar = (heading: HtmlValue, action?: HtmlValue) =>
   html`<header class="topbar"><span class="brand">Cairn</span><h1>${heading}</h1>${action}</header>`;
 
 const footer = html`<footer>Shared with Cairn. This content was published by a user and is not reviewed.</footer>`;
-
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v >= 10 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
-}
 
 /** The receipt's `model`: `metadata.model` when it is a non-empty string (or a number). */
 function modelOf(metadata: Record<string, unknown>): string | null {
