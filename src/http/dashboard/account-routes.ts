@@ -1,15 +1,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
 import { PLANS } from '../../core/plans.js';
-import { toIso } from '../../core/time.js';
 import { formatBytes } from '../../units.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { confirmPage } from './confirm.js';
 import { type DashboardContext, dashboardCaller, userError } from './context.js';
-import { csrfField, dashboardPage, notice, sendHtml } from './layout.js';
-
-/** An ISO timestamp as `2026-11-22 08:00`, short enough not to wrap in a table cell. */
-const shortTime = (iso: string) => iso.slice(0, 16).replace('T', ' ');
+import { csrfField, dashboardPage, notice, sendHtml, shortTime } from './layout.js';
 
 function usage(label: string, used: number, limit: number, show: (n: number) => string): SafeHtml {
   return html`<div class="panel pad usage" data-usage="${label}">
@@ -93,8 +89,8 @@ ${connectPanel(api)}`,
     const rows = keys.map(
       (
         k,
-      ) => html`<tr data-key="${k.id}"><td class="mono">…${k.last4}</td><td class="mono">${k.id}</td><td class="nowrap">${shortTime(toIso(k.createdAt))}</td>
-<td>${k.revokedAt === null ? html`<a class="btn danger small" href="/dashboard/keys/${k.id}/revoke">Revoke…</a>` : html`<span class="muted">revoked ${shortTime(toIso(k.revokedAt))}</span>`}</td></tr>`,
+      ) => html`<tr data-key="${k.id}"><td class="mono">…${k.last4}</td><td class="mono">${k.id}</td><td class="nowrap">${shortTime(k.createdAt)}</td>
+<td>${k.revokedAt === null ? html`<a class="btn danger small" href="/dashboard/keys/${k.id}/revoke">Revoke…</a>` : html`<span class="muted">revoked ${shortTime(k.revokedAt)}</span>`}</td></tr>`,
     );
     return sendHtml(
       reply,

@@ -5,7 +5,7 @@ import { formatBytes } from '../../units.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { confirmPage } from './confirm.js';
 import { type DashboardContext, dashboardCaller, userError } from './context.js';
-import { csrfField, dashboardPage, notice, sendHtml } from './layout.js';
+import { csrfField, dashboardPage, notice, sendHtml, shortTime } from './layout.js';
 import { artifactPath, linkRoutes, linksPanel } from './link-routes.js';
 import { pagePanel, publishBody } from './page-form.js';
 import { previewPanel } from './preview.js';
@@ -44,9 +44,6 @@ function listQuery(form: Record<string, string | undefined>): RawQuery {
 }
 
 /** A page of the Artifacts section. */
-/** `2026-11-22T08:00:00.000Z` as `2026-11-22 08:00`: short enough not to wrap in a table cell. */
-const shortTime = (iso: string) => `${iso.slice(0, 16).replace('T', ' ')}`;
-
 const page = (reply: FastifyReply, session: BrowserSession, status: number, title: string, body: SafeHtml | string) =>
   sendHtml(reply, status, dashboardPage(session, '/dashboard/artifacts', title, body));
 

@@ -6,7 +6,7 @@ import { formatBytes } from '../../units.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { confirmPage } from './confirm.js';
 import { type DashboardContext, dashboardCaller, field, userError } from './context.js';
-import { csrfField, dashboardPage, notice, sendHtml } from './layout.js';
+import { csrfField, dashboardPage, notice, sendHtml, shortTime } from './layout.js';
 
 const LIFETIMES = [
   ['86400', '1 day'],
@@ -22,7 +22,7 @@ const revokePath = (linkId: string, artifactId: string) =>
 export function linksPanel(session: BrowserSession, a: ArtifactRecord, links: LinkPage): SafeHtml {
   const rows = links.links.map(
     (l) => html`<tr data-link="${l.link_id}"><td><a class="mono" href="${l.url}" rel="noreferrer">${l.url}</a></td>
-<td class="nowrap">${l.expires_at.slice(0, 16).replace('T', ' ')} UTC</td>
+<td class="nowrap">${shortTime(l.expires_at)} UTC</td>
 <td><a class="btn danger small" href="${revokePath(l.link_id, a.artifact_id)}">Revoke…</a></td></tr>`,
   );
   return html`<section class="panel pad" data-links><h2>Share links</h2>

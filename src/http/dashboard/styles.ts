@@ -25,8 +25,11 @@ table{width:100%;border-collapse:collapse;font-size:.9rem}
 th,td{text-align:left;padding:.55rem .6rem;border-bottom:1px solid var(--line);vertical-align:middle;overflow-wrap:break-word}
 th{font-size:.75rem;text-transform:uppercase;letter-spacing:.05em;color:var(--muted);white-space:nowrap}
 .table-scroll{overflow-x:auto;max-width:100%}
+.table-scroll td{white-space:nowrap}
+.table-scroll .fields td{white-space:normal}
 .fields td{overflow-wrap:anywhere;min-width:12rem}
 .nowrap{white-space:nowrap}
+.page p,.page li{overflow-wrap:anywhere}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em;overflow-wrap:anywhere}
 pre.snippet,pre.preview{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.8rem;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:.75rem;overflow:auto;max-width:100%;margin:.4rem 0}
 pre.preview{max-height:24rem;white-space:pre-wrap;overflow-wrap:anywhere}
