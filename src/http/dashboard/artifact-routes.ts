@@ -4,7 +4,7 @@ import type { RawQuery } from '../../core/list-query.js';
 import { formatBytes } from '../../units.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { confirmPage } from './confirm.js';
-import { type DashboardContext, dashboardCaller, userError } from './context.js';
+import { type DashboardContext, dashboardCaller, sendUserError, userError } from './context.js';
 import { csrfField, dashboardPage, notice, sendHtml, shortTime } from './layout.js';
 import { artifactPath, linkRoutes, linksPanel } from './link-routes.js';
 import { pagePanel, publishBody } from './page-form.js';
@@ -108,12 +108,7 @@ ${FILTERS.map(([name, label]) => html`<div><label for="f-${name}">${label}</labe
     try {
       a = await core.artifacts.get(dashboardCaller(session), id);
     } catch (thrown) {
-      const err = userError(thrown);
-      return sendHtml(
-        reply,
-        err.status,
-        dashboardPage(session, '/dashboard/artifacts', 'Artifact', notice('error', err.message)),
-      );
+      return sendUserError(reply, session, '/dashboard/artifacts', 'Artifact', thrown);
     }
     const caller = dashboardCaller(session);
     const pageRow = await core.deps.store.getPageForArtifact(session.tenant.id, a.artifact_id);
@@ -154,12 +149,7 @@ ${linksPanel(session, a, links)}`,
     try {
       a = await core.artifacts.get(dashboardCaller(session), id);
     } catch (thrown) {
-      const err = userError(thrown);
-      return sendHtml(
-        reply,
-        err.status,
-        dashboardPage(session, '/dashboard/artifacts', 'Artifact', notice('error', err.message)),
-      );
+      return sendUserError(reply, session, '/dashboard/artifacts', 'Artifact', thrown);
     }
     return sendHtml(
       reply,

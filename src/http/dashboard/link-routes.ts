@@ -5,8 +5,8 @@ import type { LinkPage } from '../../core/sharing.js';
 import { formatBytes } from '../../units.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { confirmPage } from './confirm.js';
-import { type DashboardContext, dashboardCaller, field, userError } from './context.js';
-import { csrfField, dashboardPage, notice, sendHtml, shortTime } from './layout.js';
+import { type DashboardContext, dashboardCaller, field, sendUserError, userError } from './context.js';
+import { csrfField, sendHtml, shortTime } from './layout.js';
 
 const LIFETIMES = [
   ['86400', '1 day'],
@@ -53,12 +53,7 @@ export function linkRoutes(app: FastifyInstance, ctx: DashboardContext): void {
       await core.sharing.createLink(dashboardCaller(session), id, seconds);
       return reply.redirect(`${artifactPath(id)}?done=linked`, 303);
     } catch (thrown) {
-      const err = userError(thrown);
-      return sendHtml(
-        reply,
-        err.status,
-        dashboardPage(session, '/dashboard/artifacts', 'Share link', notice('error', err.message)),
-      );
+      return sendUserError(reply, session, '/dashboard/artifacts', 'Share link', thrown);
     }
   });
 
@@ -96,12 +91,7 @@ export function linkRoutes(app: FastifyInstance, ctx: DashboardContext): void {
     try {
       await core.sharing.revokeLink(dashboardCaller(session), linkId);
     } catch (thrown) {
-      const err = userError(thrown);
-      return sendHtml(
-        reply,
-        err.status,
-        dashboardPage(session, '/dashboard/artifacts', 'Share link', notice('error', err.message)),
-      );
+      return sendUserError(reply, session, '/dashboard/artifacts', 'Share link', thrown);
     }
     const back = /^art_[A-Za-z0-9]{16}$/.test(artifactId) ? artifactPath(artifactId) : '/dashboard/artifacts';
     return reply.redirect(`${back}?done=revoked`, 303);
