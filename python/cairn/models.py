@@ -317,7 +317,11 @@ class UnlockResult(_Record):
 
 @dataclass
 class RateLimit:
-    """The ``X-RateLimit-*`` headers of the last API answer."""
+    """The ``X-RateLimit-*`` headers of the last API answer, all about one sliding window.
+
+    ``limit`` is what the window holds (the burst, 200), ``remaining`` how many of those are free
+    now (never more than ``limit``), ``reset`` the Unix time when the oldest counted request leaves.
+    """
 
     limit: Optional[int]
     remaining: Optional[int]

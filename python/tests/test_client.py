@@ -56,7 +56,9 @@ class ClientTest(ServerTestCase):
         self.assertEqual(len(me.raw), 11)
         self.assertEqual(self.free.whoami().plan, "free")
         self.assertIsNotNone(self.pro.rate_limit)
-        self.assertEqual(self.pro.rate_limit.limit, 100)
+        # One window: Limit is what it holds (the 200 burst), Remaining never above it.
+        self.assertEqual(self.pro.rate_limit.limit, 200)
+        self.assertLessEqual(self.pro.rate_limit.remaining, self.pro.rate_limit.limit)
 
     def test_openapi(self) -> None:
         doc = self.pro.openapi()

@@ -53,7 +53,10 @@ async function links(ctx: Ctx, [rawId]: unknown[], opts: Record<string, unknown>
 }
 
 function printLinks(ctx: Ctx, rows: ListedLink[]): void {
-  if (rows.length === 0) return ctx.print('No live links.');
+  if (rows.length === 0) {
+    ctx.print('No live links.');
+    return;
+  }
   const now = Date.now();
   const columns: Column<ListedLink>[] = [
     { header: 'ID', value: (l) => l.link_id, style: 'cyan' },
