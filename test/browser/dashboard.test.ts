@@ -1,6 +1,9 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { keepLocal, launchChromium, makePng, screenshot, skipBrowser } from '../helpers/browser.js';
+import { pkcePair, registerClient } from '../helpers/hosted.js';
 import { publishContent } from '../helpers/pages.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -206,6 +209,40 @@ describe.skipIf(skipBrowser)('dashboard basics', () => {
     await clickAndWait('[data-confirm-button]');
     expect(await page.textContent('[role="status"]')).toMatch(/revoked/i);
     expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).status).toBe(401);
+  });
+
+  it('revoking a connected app asks first', async () => {
+    await signUp();
+    // The MCP client's loopback redirect receiver (a redirect is not something the browser's router answers).
+    const receiver = http.createServer((_req, res) => res.end('done'));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const callback = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`;
+    const client = await registerClient(s.apiUrl, [callback], 'Confirm Agent');
+    const { challenge } = pkcePair();
+    await page.goto(
+      `${s.apiUrl}/oauth/authorize?${new URLSearchParams({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: callback,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 'x',
+        resource: `${s.apiUrl}/mcp`,
+      })}`,
+    );
+    await page.check('input[name="tier"][value="read"]');
+    await clickAndWait('button[value="approve"]');
+    await page.goto(`${s.apiUrl}/dashboard/apps`);
+    expect(await page.locator('[data-grant]').count()).toBe(1);
+    await clickAndWait('[data-grant] a[href$="/revoke"]');
+    expect(await page.textContent('[data-confirm]')).toContain('Confirm Agent');
+    await clickAndWait('[data-confirm] a.secondary');
+    expect(await page.locator('[data-grant]').count()).toBe(1);
+    await clickAndWait('[data-grant] a[href$="/revoke"]');
+    await clickAndWait('[data-confirm-button]');
+    expect(await page.textContent('[role="status"]')).toMatch(/revoked/i);
+    expect(await page.locator('[data-grant]').count()).toBe(0);
+    await new Promise((resolve) => receiver.close(resolve));
   });
 
   it('an image previews inline; other types say there is no preview', async () => {
