@@ -18,8 +18,10 @@ from .models import (
     DownloadUrl,
     GateInfo,
     Link,
+    LinkPage,
     PublishResult,
     RateLimit,
+    RevokeLinkResult,
     SealResult,
     Session,
     SessionPage,
@@ -528,6 +530,23 @@ class Cairn:
             "POST", f"/v1/artifacts/{_seg(artifact_id)}/links", json_body=body, policy=RATE_LIMIT_ONLY
         )
         return Link.from_dict(resp.json())
+
+    def links(self, artifact_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> LinkPage:
+        """One page of the artifact's live share links, newest first."""
+        query = [("cursor", cursor), ("limit", limit)]
+        resp = self._t.request("GET", f"/v1/artifacts/{_seg(artifact_id)}/links", query=query)
+        return LinkPage.for_artifact(resp.json(), artifact_id)
+
+    def iter_links(self, artifact_id: str, *, page_size: Optional[int] = 200, **filters: Any) -> Iterator[Link]:
+        """Every live link of the artifact, fetching page after page."""
+        return _every_item(
+            lambda **kw: self.links(artifact_id, **kw), lambda page: page.links, page_size, filters
+        )
+
+    def revoke_link(self, link_id: str) -> RevokeLinkResult:
+        """Revokes a share link: its URL stops working at once. Idempotent (safe to retry)."""
+        resp = self._t.request("DELETE", f"/v1/links/{_seg(link_id)}", policy=IDEMPOTENT)
+        return RevokeLinkResult.from_dict(resp.json())
 
     def publish(
         self,

@@ -20,6 +20,8 @@ __all__ = [
     "DownloadUrl",
     "BatchDownloadUrl",
     "Link",
+    "LinkPage",
+    "RevokeLinkResult",
     "DeleteResult",
     "Session",
     "SessionPage",
@@ -187,6 +189,36 @@ class Link(_Record):
 
 
 @dataclass
+class LinkPage(_Record):
+    """One page of :meth:`Cairn.links`: the artifact's live links, newest first."""
+
+    links: List[Link]
+    next_cursor: Optional[str]
+    has_more: bool
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def for_artifact(cls, data: Mapping[str, Any], artifact_id: str) -> "LinkPage":
+        """The list is of one artifact, so its items carry no ``artifact_id``: it is filled in."""
+        obj = cls.from_dict(data)
+        obj.links = [Link.from_dict({"artifact_id": artifact_id, **item}) for item in (data.get("links") or [])]
+        obj.has_more = bool(obj.has_more)
+        return obj
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.links)
+
+
+@dataclass
+class RevokeLinkResult(_Record):
+    """``DELETE /v1/links/{link_id}``: the same answer however often it is repeated."""
+
+    link_id: str
+    revoked: bool
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
 class DeleteResult(_Record):
     """``deleted_at`` is None only with ``already_deleted`` (see :meth:`Cairn.delete`)."""
 
@@ -308,7 +340,11 @@ class UnlockResult(_Record):
 
 @dataclass
 class RateLimit:
-    """The ``X-RateLimit-*`` headers of the last API answer."""
+    """The ``X-RateLimit-*`` headers of the last API answer, all about one sliding window.
+
+    ``limit`` is what the window holds (the burst, 200), ``remaining`` how many of those are free
+    now (never more than ``limit``), ``reset`` the Unix time when the oldest counted request leaves.
+    """
 
     limit: Optional[int]
     remaining: Optional[int]

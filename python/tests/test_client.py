@@ -56,7 +56,9 @@ class ClientTest(ServerTestCase):
         self.assertEqual(len(me.raw), 11)
         self.assertEqual(self.free.whoami().plan, "free")
         self.assertIsNotNone(self.pro.rate_limit)
-        self.assertEqual(self.pro.rate_limit.limit, 100)
+        # One window: Limit is what it holds (the 200 burst), Remaining never above it.
+        self.assertEqual(self.pro.rate_limit.limit, 200)
+        self.assertLessEqual(self.pro.rate_limit.remaining, self.pro.rate_limit.limit)
 
     def test_openapi(self) -> None:
         doc = self.pro.openapi()
@@ -345,6 +347,28 @@ class ClientTest(ServerTestCase):
         self.assertEqual(parse_time(short.expires_at) - parse_time(short.created_at), dt.timedelta(hours=1))
         with self.assertRaises(cairn.InvalidRequestError):
             self.pro.create_link(art.artifact_id, expires_in=2_592_001)
+
+    def test_links_and_revoke_link(self) -> None:
+        art = self.pro.push(b"revocable bytes", "rv.txt")
+        made = [self.pro.create_link(art.artifact_id, expires_in=3600) for _ in range(3)]
+        page = self.pro.links(art.artifact_id, limit=2)
+        self.assertEqual(len(page.links), 2)
+        self.assertTrue(page.has_more)
+        self.assertEqual(page.links[0].artifact_id, art.artifact_id)
+        every = list(self.pro.iter_links(art.artifact_id, page_size=2))
+        self.assertEqual(sorted(l.link_id for l in every), sorted(l.link_id for l in made))
+        target = made[1]
+        res = self.pro.revoke_link(target.link_id)
+        self.assertEqual((res.link_id, res.revoked), (target.link_id, True))
+        # Python's own urllib, as a person's download would: the URL is dead at once.
+        with self.assertRaises(urllib.error.HTTPError) as ctx:
+            urllib.request.urlopen(target.url)
+        self.assertEqual(ctx.exception.code, 404)
+        self.assertTrue(self.pro.revoke_link(target.link_id).revoked)
+        left = {l.link_id for l in self.pro.iter_links(art.artifact_id)}
+        self.assertEqual(left, {made[0].link_id, made[2].link_id})
+        with urllib.request.urlopen(made[0].url) as resp:
+            self.assertEqual(resp.read(), b"revocable bytes")
 
     # -- sessions --------------------------------------------------------------------
 

@@ -14,13 +14,17 @@ import type {
   DownloadToFileOptions,
   DownloadUrl,
   GateInfo,
+  LinkList,
   LinkRecord,
   ListArtifactsQuery,
+  ListedLink,
+  ListLinksQuery,
   ListSessionsQuery,
   ProgressFn,
   PublishOptions,
   PublishResult,
   RequestUploadUrlInput,
+  RevokeLinkResult,
   SealResult,
   SessionList,
   SessionRecord,
@@ -246,6 +250,24 @@ export class CairnClient {
       json: opts.expiresIn === undefined ? {} : { expires_in: opts.expiresIn },
       idempotent: false,
     });
+  }
+
+  /** The artifact's live links, newest first (one page; see `iterateLinks`). */
+  listLinks(id: string, q: ListLinksQuery = {}): Promise<LinkList> {
+    return this.get(`/v1/artifacts/${seg(id)}/links`, { cursor: q.cursor, limit: q.limit?.toString() });
+  }
+
+  iterateLinks(id: string, q: ListLinksQuery = {}): AsyncIterable<ListedLink> {
+    return walkPages(
+      (cursor) => this.listLinks(id, { ...q, cursor }),
+      (page) => page.links,
+      q.cursor,
+    );
+  }
+
+  /** Revokes a link: its URL stops working at once. Idempotent, so retried like a GET. */
+  revokeLink(linkId: string): Promise<RevokeLinkResult> {
+    return this.http.json({ method: 'DELETE', path: `/v1/links/${seg(linkId)}`, idempotent: true });
   }
 
   // ---- presigned uploads (Pro) ----

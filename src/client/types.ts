@@ -99,6 +99,25 @@ export interface LinkRecord {
   created_at: string;
 }
 
+/** A live link as `listLinks` shows it (the list is of one artifact). */
+export type ListedLink = Omit<LinkRecord, 'artifact_id'>;
+
+export interface LinkList {
+  links: ListedLink[];
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+export interface ListLinksQuery {
+  cursor?: string;
+  limit?: number;
+}
+
+export interface RevokeLinkResult {
+  link_id: string;
+  revoked: true;
+}
+
 export interface DeleteResult {
   artifact_id: string;
   deleted: true;

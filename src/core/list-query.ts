@@ -1,7 +1,7 @@
-import type { ArtifactQuery, MetadataMatch, SessionQuery } from '../ports/metadata-store.js';
+import type { ArtifactQuery, LinkQuery, MetadataMatch, SessionQuery } from '../ports/metadata-store.js';
 import { decodeCursor } from './cursor.js';
 import { invalid } from './errors.js';
-import { ARTIFACT_ID, LABEL } from './ids.js';
+import { ARTIFACT_ID, LABEL, LINK_ID } from './ids.js';
 import { LIMITS } from './plans.js';
 import { parseTimestamp } from './time.js';
 import { checkContentType, checkFilename, checkLabel, METADATA_KEY } from './validation.js';
@@ -103,5 +103,19 @@ export function parseSessionQuery(query: RawQuery): { query: SessionQuery; limit
   if (after !== undefined) q.createdAfter = after;
   const before = timestamp(single(query, 'created_before'), 'created_before');
   if (before !== undefined) q.createdBefore = before;
+  return { query: q, limit };
+}
+
+const LINK_FILTERS = new Set(['cursor', 'limit']);
+
+/** The query of an artifact's link list: `cursor` and `limit` only. */
+export function parseLinkQuery(query: RawQuery, now: number): { query: LinkQuery; limit: number } {
+  for (const key of Object.keys(query)) {
+    if (!LINK_FILTERS.has(key)) throw invalid(`Unknown query parameter '${key.slice(0, 80)}'.`);
+  }
+  const limit = parseLimit(single(query, 'limit'));
+  const q: LinkQuery = { now, limit: limit + 1 };
+  const cursor = single(query, 'cursor');
+  if (cursor !== undefined) q.after = decodeCursor(cursor, LINK_ID);
   return { query: q, limit };
 }

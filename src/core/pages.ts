@@ -59,8 +59,17 @@ export class PageService {
     private readonly passwords: PasswordHasher,
   ) {}
 
-  async publish(caller: Caller, id: string, body: unknown): Promise<PublishResult> {
-    const input = parsePublishBody(body);
+  /**
+   * `keepPassword` (the dashboard's "keep the current password"): `access: "password"` without a
+   * password keeps the hash the page has, so its owner need not retype it. The API never sets it.
+   */
+  async publish(
+    caller: Caller,
+    id: string,
+    body: unknown,
+    opts: { keepPassword?: boolean } = {},
+  ): Promise<PublishResult> {
+    const input = parsePublishBody(body, opts.keepPassword === true);
     checkArtifactId(id);
     const { store, clock, origins } = this.deps;
     const now = clock.now();
@@ -77,7 +86,9 @@ export class PageService {
           upgradeUrl: this.deps.upgradeUrl,
         });
       }
-      passwordHash = await this.passwords.hash(input.password as string);
+      if (input.password !== null) passwordHash = await this.passwords.hash(input.password);
+      else if (existing?.access === 'password' && existing.passwordHash) passwordHash = existing.passwordHash;
+      else throw invalid('This page has no password to keep: type one.');
     }
     const page = await store.upsertPage(
       {
@@ -230,7 +241,7 @@ interface PublishInput {
   password: string | null;
 }
 
-function parsePublishBody(body: unknown): PublishInput {
+function parsePublishBody(body: unknown, passwordOptional: boolean): PublishInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw invalid('The request body must be a JSON object with at least `visibility`.');
   }
@@ -247,13 +258,15 @@ function parsePublishBody(body: unknown): PublishInput {
     title = b.title.trim() === '' ? null : b.title;
   }
   let password: string | null = null;
-  if (access === 'password') {
+  // With no password given, the caller keeps the page's current one (or refuses when it has none).
+  const keeps = passwordOptional && (b.password === undefined || b.password === '');
+  if (access === 'password' && !keeps) {
     if (typeof b.password !== 'string' || b.password === '') {
       throw invalid('password is required (a non-empty string) when access is "password".');
     }
     if (b.password.length > PASSWORD_MAX) throw invalid(`password must be at most ${PASSWORD_MAX} characters.`);
     password = b.password;
-  } else if (b.password !== undefined && b.password !== null) {
+  } else if (access === 'none' && b.password !== undefined && b.password !== null) {
     throw invalid('password is only accepted with access "password".');
   }
   return { visibility: b.visibility, access, title, password };

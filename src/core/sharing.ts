@@ -1,8 +1,10 @@
 import type { ArtifactRow, TenantRow } from '../ports/metadata-store.js';
 import { blobKey, type CoreDeps } from './context.js';
+import { encodeCursor } from './cursor.js';
 import { CairnError, invalid } from './errors.js';
 import { ARTIFACT_ID, LINK_ID, newLinkId } from './ids.js';
 import { checkArtifactId, isServable, requireReadable, settleExpiry } from './lifecycle.js';
+import { parseLinkQuery, type RawQuery } from './list-query.js';
 import { LIMITS, PLANS } from './plans.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
@@ -31,6 +33,15 @@ export interface LinkRecord {
   artifact_id: string;
   expires_at: string;
   created_at: string;
+}
+
+/** A live link as the list shows it (the list is of one artifact, so no `artifact_id`). */
+export type ListedLink = Omit<LinkRecord, 'artifact_id'>;
+
+export interface LinkPage {
+  links: ListedLink[];
+  next_cursor: string | null;
+  has_more: boolean;
 }
 
 /** Something the content origin may stream to an anonymous client. */
@@ -139,6 +150,40 @@ export class SharingService {
       expires_at: toIso(link.expiresAt),
       created_at: toIso(now),
     };
+  }
+
+  /** The artifact's unexpired links, newest first, a page at a time. */
+  async listLinks(caller: Caller, id: string, raw: RawQuery): Promise<LinkPage> {
+    checkArtifactId(id);
+    const { store, clock, origins } = this.deps;
+    const now = clock.now();
+    const { query, limit } = parseLinkQuery(raw, now);
+    requireReadable(await store.getArtifact(caller.tenant.id, id), now);
+    const rows = await store.listLinks(caller.tenant.id, id, query);
+    const shown = rows.slice(0, limit);
+    const last = shown.at(-1);
+    const hasMore = rows.length > limit && last !== undefined;
+    return {
+      links: shown.map((l) => ({
+        link_id: l.id,
+        url: `${origins.download}/${l.id}`,
+        expires_at: toIso(l.expiresAt),
+        created_at: toIso(l.createdAt),
+      })),
+      next_cursor: hasMore ? encodeCursor([last.createdAt, last.id]) : null,
+      has_more: hasMore,
+    };
+  }
+
+  /**
+   * Revokes a link: its row goes, so the next request for its URL (on any instance: every
+   * request reads the store) is a 404, and it frees its place under the plan's cap. Idempotent:
+   * a link already revoked, expired or never this tenant's answers the same.
+   */
+  async revokeLink(caller: Caller, linkId: string): Promise<{ link_id: string; revoked: true }> {
+    if (!LINK_ID.test(linkId)) throw invalid('link_id must be lnk_ followed by 20 letters or digits.');
+    await this.deps.store.deleteLink(caller.tenant.id, linkId);
+    return { link_id: linkId, revoked: true };
   }
 
   async resolveLink(linkId: string): Promise<Servable | null> {

@@ -34,6 +34,8 @@ export type CairnApi = Pick<
   | 'requestUploadUrl'
   | 'completeUpload'
   | 'createLink'
+  | 'listLinks'
+  | 'revokeLink'
   | 'deleteArtifact'
   | 'sealSession'
   | 'publish'

@@ -226,6 +226,33 @@ export const TOOLS: readonly ToolDef[] = [
     run: async (args, ctx) => ok(await ctx.client.createLink(args.artifact_id, { expiresIn: args.expires_in })),
   }),
   defineTool({
+    name: 'list_links',
+    title: "List an artifact's share links",
+    description:
+      'List the live (unexpired, unrevoked) download links of one artifact, newest first: link_id, url, ' +
+      'created_at, expires_at. Pages of `limit` (default 50, max 200); pass next_cursor as `cursor` for more. ' +
+      'Use it to find the link_id to revoke_link, or to see who could still download a file.',
+    tier: 'read',
+    destructive: false,
+    annotations: READ,
+    input: { artifact_id: artifactId, limit: limit.optional(), cursor: cursor.optional() },
+    run: async (args, ctx) =>
+      ok(await ctx.client.listLinks(args.artifact_id, { limit: args.limit, cursor: args.cursor })),
+  }),
+  defineTool({
+    name: 'revoke_link',
+    title: 'Revoke a share link',
+    description:
+      'Revoke one download link (lnk_…): its URL stops working at once for everyone who has it; the artifact ' +
+      'and its other links stay. Only when the user asked for it. Idempotent: revoking again, or a link that ' +
+      'has expired, answers the same.',
+    tier: 'destroy',
+    destructive: true,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    input: { link_id: z.string().regex(/^lnk_[A-Za-z0-9]{20}$/, 'a link id: lnk_ and 20 letters or digits') },
+    run: async (args, ctx) => ok(await ctx.client.revokeLink(args.link_id)),
+  }),
+  defineTool({
     name: 'delete_artifact',
     title: 'Delete an artifact',
     description:

@@ -69,6 +69,13 @@ export interface LinkRow {
   expiresAt: number;
 }
 
+export interface LinkQuery {
+  now: number;
+  limit: number;
+  /** `[createdAt, id]` of the last link already returned. */
+  after?: [number, string];
+}
+
 export interface PageRow {
   slug: string;
   tenantId: string;
@@ -294,6 +301,13 @@ export interface MetadataStore {
   createLink(link: LinkRow, maxActive: number, now: number): Promise<boolean>;
   getLink(id: string): Promise<{ link: LinkRow; artifact: ArtifactRow; tenant: TenantRow } | null>;
   countActiveLinks(tenantId: string, now: number): Promise<number>;
+  /**
+   * The artifact's links unexpired at `query.now`, newest first (`created_at DESC, id DESC`),
+   * after `query.after` (the last row of the previous page) when given; at most `query.limit`.
+   */
+  listLinks(tenantId: string, artifactId: string, query: LinkQuery): Promise<LinkRow[]>;
+  /** Deletes the tenant's link (another tenant's is left alone); true when a row went. */
+  deleteLink(tenantId: string, linkId: string): Promise<boolean>;
 
   // --- pages ---
   /**

@@ -10,11 +10,17 @@ export interface RateRule {
 
 export interface RateDecision {
   allowed: boolean;
-  /** Requests per second allowed (the `X-RateLimit-Limit` header). */
+  /**
+   * Requests the window holds: the rule's burst (the `X-RateLimit-Limit` header), so `remaining`
+   * counts down from it and never exceeds it.
+   */
   limit: number;
   /** Requests left in the current window, never negative. */
   remaining: number;
-  /** Unix time in seconds when the current window ends (`X-RateLimit-Reset`). */
+  /**
+   * Unix time in seconds when the oldest request counted in the window leaves it, i.e. when
+   * `remaining` next rises (`X-RateLimit-Reset`); on a refusal, when a retry can pass.
+   */
   resetAt: number;
   /** Whole seconds to wait before a retry can pass; 0 when allowed. */
   retryAfterSeconds: number;

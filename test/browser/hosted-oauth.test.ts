@@ -163,7 +163,7 @@ describe.skipIf(skipBrowser)('dashboard in Chromium', () => {
     expect(new URL(page.url()).pathname).toBe('/dashboard');
     expect(await page.textContent('[data-plan]')).toBe('Free');
     expect(await page.locator('meter').count()).toBe(4);
-    expect(await page.textContent('[data-field="tenant_name"]')).toBe('dash');
+    expect(await page.textContent('[data-account]')).toContain('dash');
 
     await page.goto(`${s.apiUrl}/dashboard/keys`);
     await clickAndWait('form[action="/dashboard/keys"] button');
@@ -176,7 +176,8 @@ describe.skipIf(skipBrowser)('dashboard in Chromium', () => {
     expect(await page.isVisible('[data-secret]')).toBe(false);
     expect(await page.content()).not.toContain(key);
     expect(await page.textContent('table')).toContain(`…${key.slice(-4)}`);
-    await clickAndWait('[data-key] form button');
+    await clickAndWait('[data-key] a[href$="/revoke"]');
+    await clickAndWait('[data-confirm-button]');
     expect(await page.textContent('[role="status"]')).toMatch(/revoked/i);
     expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).status).toBe(401);
     expectNoFraming();
@@ -211,7 +212,8 @@ describe.skipIf(skipBrowser)('dashboard in Chromium', () => {
     expect(await page.getAttribute('[data-page-state]', 'data-page-state')).toBe('none');
     expect((await fetch(publicUrl)).status).toBe(404);
 
-    await clickAndWait(`form[action$="/delete"] button`);
+    await clickAndWait('a[href$="/delete"]');
+    await clickAndWait('[data-confirm-button]');
     expect(new URL(page.url()).pathname).toBe('/dashboard/artifacts');
     expect(await page.locator(`[data-artifact="${a.artifact_id}"]`).count()).toBe(0);
     expect((await api(s.apiUrl, key, 'GET', `/v1/artifacts/${a.artifact_id}`)).status).toBe(410);

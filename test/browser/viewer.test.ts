@@ -67,11 +67,37 @@ describe.skipIf(skipBrowser)('the viewer shell in real Chromium', () => {
 
     await page.fill('input[name="password"]', 'wrong horse');
     expect(await submit('button[type="submit"]')).toBe(401);
-    expect(await page.locator('[role="alert"]').textContent()).toMatch(/password is not right/);
+    const alert = page.locator('[role="alert"]');
+    expect(await alert.textContent()).toMatch(/password is not right/);
+    // It reads as an error: the danger colour, not the muted grey of the text around it.
+    const colour = (selector: string) =>
+      page.evaluate(`getComputedStyle(document.querySelector(${JSON.stringify(selector)})).color`);
+    const danger = await page.evaluate(
+      `(() => { const p = document.createElement('span'); p.style.color = 'var(--danger)'; document.body.append(p); return getComputedStyle(p).color; })()`,
+    );
+    expect(await colour('[role="alert"]')).toBe(danger);
+    expect(await colour('.center p:not([role])')).not.toBe(danger);
     expect(await page.locator('iframe').count()).toBe(0);
 
     await page.fill('input[name="password"]', 'correct horse');
+    const posts: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'POST') posts.push(r.url());
+    });
     expect(await submit('button[type="submit"]')).toBe(200);
+    // Post-redirect-get: the address bar shows the page's own URL, which is what gets copied.
+    expect(page.url()).toBe(`${s.viewerUrl}/a/${slug}`);
+    expect(posts).toEqual([`${s.viewerUrl}/a/${slug}/unlock`]);
+    // The token's cookie is for this page's path only, and lives as long as the token.
+    const cookies = await context.cookies();
+    expect(cookies.map((c) => [c.name, c.path, c.httpOnly])).toEqual([['cairn_page', `/a/${slug}`, true]]);
+    // A refresh shows the page again and submits nothing.
+    expect((await page.reload())?.status()).toBe(200);
+    expect(posts).toHaveLength(1);
+    expect(await page.locator('iframe').count()).toBe(1);
+    // Another browser (no cookie) still gets the password form.
+    const stranger = await fetch(`${s.viewerUrl}/a/${slug}`);
+    expect(await stranger.text()).toContain('type="password"');
     const iframeSrc = (await page.locator('iframe').getAttribute('src')) ?? '';
     expect(iframeSrc.startsWith(`${s.contentUrl}/c/${slug}?token=`)).toBe(true);
     const frame = await contentFrame(page, s, slug);
@@ -138,7 +164,7 @@ describe.skipIf(skipBrowser)('the viewer shell in real Chromium', () => {
     const card = page.locator('.download-card');
     expect(await card.locator('.name').textContent()).toBe('weights.bin');
     expect(await card.locator('.type').textContent()).toBe('application/octet-stream');
-    expect(await card.locator('.size').textContent()).toBe('4.9 KB');
+    expect(await card.locator('.size').textContent()).toBe('5.0 KB');
     const href = (await card.locator('a').getAttribute('href')) ?? '';
     expect(href).toBe(`${s.contentUrl}/c/${slug}?download=1`);
     expect(await page.locator('iframe, main img').count()).toBe(0);

@@ -399,4 +399,31 @@ describe('download and link', { timeout: 120_000 }, () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/7d, 12h/);
   });
+
+  it('links lists the live links newest first; unlink revokes one at once and can be repeated', async () => {
+    const first = json(await cairn(['link', id, '--json'], withKey()));
+    const second = json(await cairn(['link', id, '--json'], withKey()));
+    const made = [first, second];
+    const listed = json(await cairn(['links', id, '--all', '--json'], withKey()));
+    expect(listed.has_more).toBe(false);
+    const listedIds = listed.links.map((l: { link_id: string }) => l.link_id);
+    for (const l of made) expect(listedIds).toContain(l.link_id);
+    const human = ok(await cairn(['links', id], withKey()));
+    expect(human.stdout).toMatch(/^ID\s+CREATED\s+EXPIRES\s+URL/);
+    expect(human.stdout).toContain(first.link_id);
+
+    const target = first;
+    expect(ok(await cairn(['unlink', target.link_id], withKey())).stdout).toContain(`Revoked ${target.link_id}`);
+    expect((await fetch(target.url)).status).toBe(404);
+    expect(json(await cairn(['unlink', target.link_id, '--json'], withKey()))).toEqual({
+      link_id: target.link_id,
+      revoked: true,
+    });
+    const after = json(await cairn(['links', id, '--json'], withKey()));
+    expect(after.links.map((l: { link_id: string }) => l.link_id)).not.toContain(target.link_id);
+    expect((await fetch(second.url)).status).toBe(200);
+    const bad = await cairn(['unlink', 'lnk_nope'], withKey());
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^error: invalid_request: /);
+  });
 });

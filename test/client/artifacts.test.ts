@@ -196,3 +196,26 @@ describe('deleteArtifact and errors', () => {
     expect(err).toMatchObject({ code: 'network_error', status: 0, retryAfter: null });
   });
 });
+
+describe('listLinks, iterateLinks, revokeLink', () => {
+  it('lists the links made, newest first, and a revoked one stops working at once', async () => {
+    const up = await client.uploadBytes('linked', { filename: 'linked.txt' });
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push(await client.createLink(up.artifact_id, { expiresIn: 3600 + i }));
+    const page = await client.listLinks(up.artifact_id, { limit: 2 });
+    expect(page.has_more).toBe(true);
+    expect(page.links).toHaveLength(2);
+    const all = [];
+    for await (const l of client.iterateLinks(up.artifact_id, { limit: 2 })) all.push(l.link_id);
+    expect(all.sort()).toEqual(made.map((l) => l.link_id).sort());
+    const target = made[1]!;
+    expect(await client.revokeLink(target.link_id)).toEqual({ link_id: target.link_id, revoked: true });
+    expect((await fetch(target.url)).status).toBe(404);
+    expect(await client.revokeLink(target.link_id)).toEqual({ link_id: target.link_id, revoked: true });
+    const left = (await client.listLinks(up.artifact_id)).links.map((l) => l.link_id);
+    expect(left.sort()).toEqual([made[0]!.link_id, made[2]!.link_id].sort());
+    const err = await caught(() => client.listLinks('art_0000000000000000'));
+    expect(err).toBeInstanceOf(CairnError);
+    expect((err as CairnError).code).toBe('artifact_not_found');
+  });
+});

@@ -850,6 +850,45 @@ export function metadataStoreContract(
         const b = await put(row(B.id));
         expect(await store.createLink(link(b), 1, T0)).toBe(true);
       });
+
+      it("lists an artifact's unexpired links newest first, page by page, and deletes one within its tenant only", async () => {
+        const a = await put(row(A.id));
+        const other = await put(row(A.id));
+        const made: LinkRow[] = [];
+        // Two share a creation time, so the id breaks the tie; one is expired at T0.
+        for (const [createdAt, expiresAt] of [
+          [T0 - 3000, T0 + DAY],
+          [T0 - 2000, T0 + DAY],
+          [T0 - 2000, T0 + DAY],
+          [T0 - 1000, T0],
+          [T0 - 500, T0 + HOUR],
+        ] as const) {
+          const l = link(a, { createdAt, expiresAt });
+          expect(await store.createLink(l, 100, createdAt)).toBe(true);
+          made.push(l);
+        }
+        await store.createLink(link(other), 100, T0);
+        const live = made
+          .filter((l) => l.expiresAt > T0)
+          .sort((x, y) => y.createdAt - x.createdAt || (y.id < x.id ? -1 : y.id > x.id ? 1 : 0));
+        expect(await store.listLinks(A.id, a.id, { now: T0, limit: 10 })).toEqual(live);
+        const first = await store.listLinks(A.id, a.id, { now: T0, limit: 2 });
+        expect(first).toEqual(live.slice(0, 2));
+        const last = first.at(-1)!;
+        expect(await store.listLinks(A.id, a.id, { now: T0, limit: 2, after: [last.createdAt, last.id] })).toEqual(
+          live.slice(2, 4),
+        );
+        // Another tenant sees none of them and cannot delete them.
+        expect(await store.listLinks(B.id, a.id, { now: T0, limit: 10 })).toEqual([]);
+        const target = live[0]!;
+        expect(await store.deleteLink(B.id, target.id)).toBe(false);
+        expect(await store.getLink(target.id)).not.toBeNull();
+        expect(await store.deleteLink(A.id, target.id)).toBe(true);
+        expect(await store.getLink(target.id)).toBeNull();
+        expect(await store.deleteLink(A.id, target.id)).toBe(false);
+        expect(await store.listLinks(A.id, a.id, { now: T0, limit: 10 })).toEqual(live.slice(1));
+        expect(await store.countActiveLinks(A.id, T0)).toBe(live.length);
+      });
     });
 
     describe('pages', () => {

@@ -165,7 +165,7 @@ describe('rate-limit headers', () => {
     ];
     let previous = Number.POSITIVE_INFINITY;
     for (const r of responses) {
-      expect(r.headers.get('x-ratelimit-limit'), r.text).toBe('100');
+      expect(r.headers.get('x-ratelimit-limit'), r.text).toBe('200');
       const remaining = Number(r.headers.get('x-ratelimit-remaining'));
       expect(Number.isInteger(remaining)).toBe(true);
       // The clock stands still, so every call uses up one more of the same window.
@@ -176,7 +176,7 @@ describe('rate-limit headers', () => {
       expect(reset).toBeLessThanOrEqual(clock.now() / 1000 + 2);
     }
     // Unauthenticated responses carry them too (the client IP's window): see rate-headers.test.ts.
-    expect((await api(s.apiUrl, null, 'GET', '/health')).headers.get('x-ratelimit-limit')).toBe('100');
+    expect((await api(s.apiUrl, null, 'GET', '/health')).headers.get('x-ratelimit-limit')).toBe('200');
   });
 });
 

@@ -20,9 +20,9 @@ afterAll(async () => {
 });
 
 describe('hosted MCP with an API key', () => {
-  it('lists all 14 tools (no local destructive gating) and answers whoami with the key’s tenant', async () => {
+  it('lists all 16 tools (no local destructive gating) and answers whoami with the key’s tenant', async () => {
     const tools = (await mcp.client.listTools()).tools;
-    expect(tools.map((t) => t.name).sort()).toHaveLength(14);
+    expect(tools.map((t) => t.name).sort()).toHaveLength(16);
     expect(tools.find((t) => t.name === 'delete_artifact')?.annotations?.destructiveHint).toBe(true);
     expect(data(await mcp.call('whoami'))).toMatchObject({
       tenant_name: 'main',
@@ -62,6 +62,19 @@ describe('hosted MCP with an API key', () => {
       session_id: 'hosted-s1',
       artifact_count: 1,
     });
+
+    const link = data(await mcp.call('create_download_link', { artifact_id: stored.artifact_id }));
+    const links = data(await mcp.call('list_links', { artifact_id: stored.artifact_id, limit: 10 }));
+    expect(links).toEqual({
+      links: [{ link_id: link.link_id, url: link.url, expires_at: link.expires_at, created_at: link.created_at }],
+      next_cursor: null,
+      has_more: false,
+    });
+    expect(data(await mcp.call('revoke_link', { link_id: link.link_id }))).toEqual({
+      link_id: link.link_id,
+      revoked: true,
+    });
+    expect((await fetch(link.url)).status).toBe(404);
 
     const page = data(await mcp.call('publish_artifact', { artifact_id: stored.artifact_id, title: 'Hosted' }));
     expect(page.public_url).toMatch(/\/a\/pg_/);
@@ -132,7 +145,7 @@ describe('the HTTP edge of /mcp', () => {
     const before = await srv.core.deps.store.getRequestCount(tenant.id, month);
     const r = await postMcp(srv.apiUrl, initializeMessage, { authorization: `Bearer ${srv.apiKey}` });
     expect(r.status, r.text).toBe(200);
-    expect(r.headers.get('x-ratelimit-limit')).toBe(String(PLANS.pro.rateLimitSustained));
+    expect(r.headers.get('x-ratelimit-limit')).toBe(String(PLANS.pro.rateLimitBurst));
     expect(Number(r.headers.get('x-ratelimit-remaining'))).toBeGreaterThan(0);
     expect(Number(r.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000 - 1);
     expect(JSON.parse(r.text).result.serverInfo.name).toBe('cairn');

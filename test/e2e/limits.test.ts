@@ -29,7 +29,7 @@ describe('per-tenant rate limit', () => {
     for (let i = 1; i <= 200; i++) {
       const r = await api(s.apiUrl, keyA, 'GET', '/v1/whoami');
       expect(r.status, `request ${i}`).toBe(200);
-      expect(r.headers.get('x-ratelimit-limit')).toBe('100');
+      expect(r.headers.get('x-ratelimit-limit')).toBe('200');
       expect(r.headers.get('x-ratelimit-remaining')).toBe(String(200 - i));
       expect(r.headers.get('x-ratelimit-reset')).toBe(resetAt);
     }
@@ -40,7 +40,7 @@ describe('per-tenant rate limit', () => {
     expect(retryAfter).toBeLessThanOrEqual(4);
     expect(limited.json.error.retry_after_seconds).toBe(retryAfter);
     expect(limited.json.error.retry_after).toBe(retryAfter);
-    expect(limited.headers.get('x-ratelimit-limit')).toBe('100');
+    expect(limited.headers.get('x-ratelimit-limit')).toBe('200');
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(limited.headers.get('x-ratelimit-reset')).toBe(resetAt);
     // Uploads are refused too, before any byte is stored.
@@ -100,7 +100,7 @@ describe('monthly request quota', () => {
     const refused = await api(s.apiUrl, key, 'GET', '/v1/artifacts');
     expectError(refused, 403, 'quota_exceeded');
     expect(refused.json.error.upgrade_url).toMatch(/^https?:\/\//);
-    expect(refused.headers.get('x-ratelimit-limit')).toBe('100');
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('200');
     expectError(await uploadMultipart(s.apiUrl, key, { content: 'over quota' }), 403, 'quota_exceeded');
     expect(await blobFilesFor(s, sha256('over quota'))).toEqual([]);
     await s.core.requests.flush();

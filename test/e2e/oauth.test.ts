@@ -123,7 +123,7 @@ describe('authorization code flow', () => {
     const t = await oauthTokens(srv.apiUrl, user, 'read');
     const mcp = await connectHttpMcp(srv.apiUrl, t.access);
     try {
-      expect((await mcp.client.listTools()).tools).toHaveLength(14);
+      expect((await mcp.client.listTools()).tools).toHaveLength(16);
       expect(data(await mcp.call('whoami')).api_key_last_4).toBe(t.access.slice(-4));
       const refused = await mcp.call('store_artifact', { filename: 'a.txt', content: 'aGk=' });
       expect(refused.isError).toBe(true);

@@ -5,7 +5,7 @@ import { PageService } from '../../src/core/pages.js';
 import { Argon2idHasher, type PasswordHasher } from '../../src/core/passwords.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import { expectError } from '../helpers/e2e.js';
-import { form, publishContent, storeWithType, unlockToken } from '../helpers/pages.js';
+import { publishContent, storeWithType, unlockInViewer, unlockToken } from '../helpers/pages.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 /** The password gate over HTTP: content tokens bound to the password, hashing only after the caps. */
@@ -160,7 +160,7 @@ describe('renderer after unlock: the stored type only', () => {
     expect(await openDoc.text()).toContain('<h1>Heading</h1>');
 
     // Gated, after unlock: text/plain is the text preview; the name does not make it Markdown.
-    const shell = await fetch(`${s.viewerUrl}/a/${gated}/unlock`, form({ password: 'pw' }));
+    const shell = await unlockInViewer(s, gated, 'pw');
     expect(shell.status).toBe(200);
     const body = await shell.text();
     expect(body).toContain('preview-frame preview-text');

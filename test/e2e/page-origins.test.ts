@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/ports/clock.js';
 import type { Rec } from '../helpers/e2e.js';
-import { form, publishContent, unlockToken } from '../helpers/pages.js';
+import { form, publishContent, unlockInViewer, unlockToken } from '../helpers/pages.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 /** The viewer (`/a/<slug>`) and content (`/c/<slug>`) origins over plain HTTP: headers, gates, 404s. */
@@ -134,10 +134,10 @@ describe('content origin /c/<slug>', () => {
   it('unlocked shells carry the token: <img> for images, the download card for other types', async () => {
     const gate = { visibility: 'unlisted', access: 'password', password: 'pw-2' };
     const { slug: img } = await publish({ filename: 'p.gif', content: 'GIF89a', content_type: 'image/gif' }, gate);
-    const imgShell = await (await get(`${s.viewerUrl}/a/${img}/unlock`, form({ password: 'pw-2' }))).text();
+    const imgShell = await (await unlockInViewer(s, img, 'pw-2')).text();
     expect(imgShell).toMatch(new RegExp(`<img src="${s.contentUrl}/c/${img}\\?token=[\\w.-]+"`));
     const { slug: txt } = await publish({ filename: 'n.zip', content: 'x', content_type: 'application/zip' }, gate);
-    const txtShell = await (await get(`${s.viewerUrl}/a/${txt}/unlock`, form({ password: 'pw-2' }))).text();
+    const txtShell = await (await unlockInViewer(s, txt, 'pw-2')).text();
     expect(txtShell).toContain('download-card');
     expect(txtShell).not.toContain('<iframe');
     expect(txtShell).toMatch(new RegExp(`href="${s.contentUrl}/c/${txt}\\?download=1&amp;token=[\\w.-]+"`));

@@ -22,11 +22,16 @@ afterAll(async () => {
 
 type Headed = { status: number; headers: Headers; text: string };
 
-const rateHeaders = (r: Headed) => ({
-  limit: r.headers.get('x-ratelimit-limit'),
-  remaining: r.headers.get('x-ratelimit-remaining'),
-  reset: r.headers.get('x-ratelimit-reset'),
-});
+/** The three headers, after checking they describe one window: Remaining never above Limit. */
+function rateHeaders(r: Headed) {
+  const h = {
+    limit: r.headers.get('x-ratelimit-limit'),
+    remaining: r.headers.get('x-ratelimit-remaining'),
+    reset: r.headers.get('x-ratelimit-reset'),
+  };
+  expect(Number(h.remaining), JSON.stringify(h)).toBeLessThanOrEqual(Number(h.limit));
+  return h;
+}
 
 /** The Reset of a window whose oldest request is now, `windowMs` long. */
 const resetIn = (windowMs: number) => String(Math.ceil((clock.now() + windowMs) / 1000));
@@ -65,7 +70,7 @@ describe('requests that name no tenant', () => {
     for (const [call, status] of calls) {
       const r = await call();
       expect(r.status, r.text).toBe(status);
-      expect(rateHeaders(r)).toEqual({ limit: '100', remaining: String(--remaining), reset });
+      expect(rateHeaders(r)).toEqual({ limit: '200', remaining: String(--remaining), reset });
     }
   });
 
@@ -82,7 +87,7 @@ describe('requests that name no tenant', () => {
     expect(limited.headers.get('retry-after')).toBe('2');
     expect(limited.json.error.retry_after_seconds).toBe(2);
     expect(limited.json.error.retry_after).toBe(2);
-    expect(rateHeaders(limited)).toEqual({ limit: '100', remaining: '0', reset: resetIn(2000) });
+    expect(rateHeaders(limited)).toEqual({ limit: '200', remaining: '0', reset: resetIn(2000) });
     // Guessing keys from this IP is slowed down too: 429, not 401.
     expectError(await api(s.apiUrl, `ak_live_${'1'.repeat(32)}`, 'GET', '/v1/whoami'), 429, 'rate_limited');
 
@@ -115,7 +120,7 @@ describe('a tenant’s window', () => {
     let remaining = 196;
     const expectTenant = (r: Headed, status: number) => {
       expect(r.status, r.text).toBe(status);
-      expect(rateHeaders(r)).toEqual({ limit: '100', remaining: String(--remaining), reset });
+      expect(rateHeaders(r)).toEqual({ limit: '200', remaining: String(--remaining), reset });
     };
     const pub = (path: string, body?: unknown) =>
       api(s.apiUrl, null, body === undefined ? 'GET' : 'POST', `/v1/public/pages/${path}`, body);
@@ -135,21 +140,21 @@ describe('a tenant’s window', () => {
     // A suspended tenant's pages do not resolve: the caller's IP window answers for them.
     const unresolved = await pub(`${gated}/gate-info`);
     expect(unresolved.status).toBe(404);
-    expect(rateHeaders(unresolved)).toEqual({ limit: '100', remaining: '199', reset });
+    expect(rateHeaders(unresolved)).toEqual({ limit: '200', remaining: '199', reset });
     await s.core.tenants.setSuspended(tenant, false);
 
     // The tenant's own calls use up the window; its pages' public calls are refused with it.
     while (remaining > 0) expectTenant(await api(s.apiUrl, key, 'GET', '/v1/sessions'), 200);
     for (const r of [await pub(`${gated}/gate-info`), await pub(`${gated}/report`, {})]) {
       expectError(r, 429, 'rate_limited');
-      expect(rateHeaders(r)).toEqual({ limit: '100', remaining: '0', reset });
+      expect(rateHeaders(r)).toEqual({ limit: '200', remaining: '0', reset });
       expect(r.headers.get('retry-after')).toBe('2');
     }
   });
 });
 
 describe('the public caps', () => {
-  it('refuse with whole-number headers of the cap that refused: unlock 10 a minute, reports 5 an hour', async () => {
+  it('refuse with the headers of the cap that refused: unlock 10 a minute, reports 5 an hour', async () => {
     clock.set(Date.UTC(2026, 3, 1, 4, 0, 0));
     const key = await s.createTenant('caps-window', 'pro');
     const a = await put(s.apiUrl, key, 'capped', { filename: 'capped.md' });
@@ -164,7 +169,7 @@ describe('the public caps', () => {
     for (let i = 0; i < 10; i++) expect((await unlock()).status).toBe(401);
     const capped = await unlock();
     expectError(capped, 429, 'rate_limited');
-    expect(rateHeaders(capped)).toEqual({ limit: '1', remaining: '0', reset: resetIn(60_000) });
+    expect(rateHeaders(capped)).toEqual({ limit: '10', remaining: '0', reset: resetIn(60_000) });
     expect(capped.headers.get('retry-after')).toBe('60');
     expect(capped.json.error.retry_after_seconds).toBe(60);
 
@@ -172,7 +177,7 @@ describe('the public caps', () => {
     for (let i = 0; i < 5; i++) expect((await report()).status).toBe(202);
     const reported = await report();
     expectError(reported, 429, 'rate_limited');
-    expect(rateHeaders(reported)).toEqual({ limit: '1', remaining: '0', reset: resetIn(3_600_000) });
+    expect(rateHeaders(reported)).toEqual({ limit: '5', remaining: '0', reset: resetIn(3_600_000) });
     expect(reported.headers.get('retry-after')).toBe('3600');
   });
 });

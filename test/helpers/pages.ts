@@ -33,6 +33,22 @@ export async function unlockToken(s: TestServer, slug: string, password: string)
 }
 
 /**
+ * The viewer's password form as a browser submits it: the POST, and when it redirects (success),
+ * the page it redirects to, fetched with the cookie it set. Returns the page a person ends up on.
+ */
+export async function unlockInViewer(s: TestServer, slug: string, password: string): Promise<Response> {
+  const posted = await fetch(`${s.viewerUrl}/a/${slug}/unlock`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ password }).toString(),
+    redirect: 'manual',
+  });
+  if (posted.status !== 303) return posted;
+  const cookie = (posted.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  return fetch(new URL(posted.headers.get('location') ?? '', s.viewerUrl), { headers: { cookie } });
+}
+
+/**
  * Stores an artifact under exactly the given type, bypassing the upload's content-type rules
  * (which always give `.md` names `text/markdown`): the shape of rows written before those rules,
  * or by another producer. Returns the artifact id.

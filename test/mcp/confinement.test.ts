@@ -161,7 +161,8 @@ describe('destructive tools stay gated whatever the environment or a config file
     });
     try {
       const names = (await s.client.listTools()).tools.map((t) => t.name);
-      for (const d of ['create_download_link', 'delete_artifact', 'seal_session']) expect(names).not.toContain(d);
+      for (const d of ['create_download_link', 'revoke_link', 'delete_artifact', 'seal_session'])
+        expect(names).not.toContain(d);
       const r = await s.call('seal_session', { session_id: 'env-gated' });
       expect(r._meta).toMatchObject({ status: 403, code: 'destructive_tools_disabled' });
       expect(s.stderr()).toMatch(/destructive tools only with host confirmation/);

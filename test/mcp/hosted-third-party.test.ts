@@ -54,7 +54,7 @@ describe('MCP Inspector CLI over HTTP', () => {
     const r = await inspector(['--method', 'tools/list']);
     expect(r.code, r.stderr).toBe(0);
     const names = (JSON.parse(r.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name);
-    expect(names).toHaveLength(14);
+    expect(names).toHaveLength(16);
     expect(names).toContain('store_artifact');
   });
 

@@ -56,15 +56,15 @@ function result(out: Record<string, unknown>): Record<string, unknown> {
 
 // Each Inspector run starts two Node processes: seconds apiece on a busy machine.
 describe('MCP Inspector CLI', { timeout: 120_000 }, () => {
-  it('tools/list lists the eleven tools of a host without confirmations, fourteen with --allow-destructive', async () => {
+  it('tools/list lists the twelve tools of a host without confirmations, sixteen with --allow-destructive', async () => {
     const listed = (await inspect([], ['--method', 'tools/list'])).tools as { name: string; inputSchema: object }[];
     const names = listed.map((t) => t.name);
-    expect(names).toHaveLength(11);
+    expect(names).toHaveLength(12);
     expect(names).toEqual(expect.arrayContaining(['whoami', 'store_artifact', 'list_artifacts', 'publish_artifact']));
     for (const t of listed) expect(t.inputSchema).toMatchObject({ type: 'object' });
     const all = (await inspect(['--allow-destructive'], ['--method', 'tools/list'])).tools as { name: string }[];
     expect(all.map((t) => t.name)).toEqual(expect.arrayContaining(['delete_artifact', 'seal_session']));
-    expect(all).toHaveLength(14);
+    expect(all).toHaveLength(16);
   });
 
   it('tools/call whoami', async () => {

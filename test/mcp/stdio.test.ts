@@ -17,8 +17,9 @@ const READ_TOOLS = [
   'get_artifact_download_url',
   'get_artifact_download_urls',
   'list_sessions',
+  'list_links',
 ];
-const DESTRUCTIVE = ['create_download_link', 'delete_artifact', 'seal_session'];
+const DESTRUCTIVE = ['create_download_link', 'revoke_link', 'delete_artifact', 'seal_session'];
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
 let srv: TestServer;
@@ -57,7 +58,7 @@ describe('destructive-tool gating', () => {
     const s = await connectMcp({ env, cwd });
     try {
       const names = (await s.client.listTools()).tools.map((t) => t.name);
-      expect(names).toHaveLength(11);
+      expect(names).toHaveLength(12);
       for (const d of DESTRUCTIVE) expect(names).not.toContain(d);
       const r = await s.call('seal_session', { session_id: 'gated' });
       expect(r.isError).toBe(true);
@@ -73,7 +74,7 @@ describe('destructive-tool gating', () => {
 
   it('a host with confirmations sees them with requiresConfirmation', async () => {
     const { tools } = await confirm.client.listTools();
-    expect(tools).toHaveLength(14);
+    expect(tools).toHaveLength(16);
     for (const t of tools) {
       const needs = DESTRUCTIVE.includes(t.name);
       expect(t._meta?.requiresConfirmation === true).toBe(needs);
@@ -90,7 +91,7 @@ describe('destructive-tool gating', () => {
     const s = await connectMcp({ env, cwd, args: ['--allow-destructive'] });
     try {
       const { tools } = await s.client.listTools();
-      expect(tools).toHaveLength(14);
+      expect(tools).toHaveLength(16);
       expect(tools.some((t) => t._meta?.requiresConfirmation)).toBe(false);
       const stored = data(
         await s.call('store_artifact', { filename: 'g.txt', content: 'aGk=', session_id: 'allowed' }),
@@ -129,7 +130,7 @@ describe('elicitation: hosts that declare the standard capability confirm throug
     const { s } = await elicitingHost('accept');
     try {
       const { tools } = await s.client.listTools();
-      expect(tools).toHaveLength(14);
+      expect(tools).toHaveLength(16);
       const names = tools.map((t) => t.name);
       for (const d of DESTRUCTIVE) expect(names).toContain(d);
       const url = tools.find((t) => t.name === 'get_artifact_download_url');
@@ -314,13 +315,24 @@ describe('tools', () => {
     );
   });
 
-  it('create_download_link, publish/unpublish, delete (confirm, repeat), seal and list_sessions', async () => {
+  it('create_download_link, list_links, revoke_link, publish/unpublish, delete (confirm, repeat), seal and list_sessions', async () => {
     const rec = data(
       await confirm.call('store_artifact', { filename: 'p.md', content: 'IyBoaQ==', session_id: 'final' }),
     );
     const id = rec.artifact_id;
     const link = data(await confirm.call('create_download_link', { artifact_id: id, expires_in: 3600 }));
     expect(link.url).toContain('lnk_');
+    const listed = data(await confirm.call('list_links', { artifact_id: id }));
+    expect(listed.links.map((l: { link_id: string }) => l.link_id)).toEqual([link.link_id]);
+    expect(data(await confirm.call('revoke_link', { link_id: link.link_id }))).toEqual({
+      link_id: link.link_id,
+      revoked: true,
+    });
+    expect((await fetch(link.url)).status).toBe(404);
+    expect(data(await confirm.call('list_links', { artifact_id: id })).links).toEqual([]);
+    expect((await confirm.call('revoke_link', { link_id: 'lnk_short' }))._meta).toMatchObject({
+      code: 'invalid_request',
+    });
     const page = data(await confirm.call('publish_artifact', { artifact_id: id, title: 'Hi' }));
     expect(page).toMatchObject({ visibility: 'unlisted', access: 'none' });
     expect(data(await confirm.call('publish_artifact', { artifact_id: id })).page_id).toBe(page.page_id);

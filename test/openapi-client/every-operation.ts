@@ -106,6 +106,10 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     body: { expires_in: 60 },
   });
   const linkId: string | undefined = link.data?.link_id;
+  const links = await cairn.GET('/v1/artifacts/{id}/links', { params: { path: { id }, query: { limit: '10' } } });
+  const linkCount: number | undefined = links.data?.links.length;
+  const shortId = shortLink.data?.link_id ?? 'lnk_00000000000000000000';
+  const revoked = await cairn.DELETE('/v1/links/{link_id}', { params: { path: { link_id: shortId } } });
 
   const sessions = await cairn.GET('/v1/sessions', { params: { query: { limit: '5' } } });
   const sessionCounts = sessions.data?.sessions.map((s) => [s.session_id, s.artifact_count] as const);
@@ -164,6 +168,8 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     getDownloadUrl: { status: download.response.status, detail: typeof downloadUrl },
     getDownloadUrls: { status: batch.response.status, detail: batchCount },
     createLink: { status: link.response.status, detail: [linkId?.slice(0, 4), shortLink.response.status] },
+    listLinks: { status: links.response.status, detail: linkCount },
+    revokeLink: { status: revoked.response.status, detail: revoked.data?.revoked },
     listSessions: { status: sessions.response.status, detail: sessionCounts },
     requestUploadUrl: { status: ticket.response.status, detail: ticket.data.status },
     putUpload: { status: put.response.status, detail: put.data?.size_bytes },

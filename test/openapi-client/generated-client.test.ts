@@ -146,7 +146,10 @@ describe('the OpenAPI document', () => {
   it('declares bearer security exactly on the operations that refuse a request without a key', async () => {
     const wrong: string[] = [];
     for (const { method, path: p, op } of operations(doc)) {
-      const url = p.replace('{id}', 'art_0000000000000000').replace('{slug}', 'pg_0000000000000000');
+      const url = p
+        .replace('{id}', 'art_0000000000000000')
+        .replace('{slug}', 'pg_0000000000000000')
+        .replace('{link_id}', 'lnk_00000000000000000000');
       const r = await api(s.apiUrl, null, method.toUpperCase(), url);
       const declared = (op.security ?? []).some((req) => 'bearer' in req);
       if (declared !== (r.status === 401))
@@ -177,6 +180,8 @@ describe('a client generated from it', () => {
       getDownloadUrl: { status: 200, detail: 'string' },
       getDownloadUrls: { status: 200, detail: 2 },
       createLink: { status: 201, detail: ['lnk_', 201] },
+      listLinks: { status: 200, detail: 2 },
+      revokeLink: { status: 200, detail: true },
       listSessions: { status: 200, detail: [['openapi-run', 2]] },
       requestUploadUrl: { status: 201, detail: 'pending' },
       putUpload: { status: 200, detail: 5 },

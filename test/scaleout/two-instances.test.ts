@@ -136,6 +136,23 @@ if (reason && process.env.CI) {
       }
     });
 
+    it('a share link revoked through one is dead on both from the next request, though both just served it', async () => {
+      const { key } = await tenant('two-links');
+      const art = await put(a.apiUrl, key, 'shared twice');
+      const link = (await api(a.apiUrl, key, 'POST', `/v1/artifacts/${art.artifact_id}/links`)).json;
+      const on = (s: ServeProcess) => {
+        const u = new URL(link.url);
+        u.port = new URL(s.contentUrl).port;
+        return u.href;
+      };
+      for (const s of [a, b]) expect((await fetchBytes(on(s))).status).toBe(200);
+      expect((await api(b.apiUrl, key, 'GET', `/v1/artifacts/${art.artifact_id}/links`)).json.links).toHaveLength(1);
+      expect((await api(b.apiUrl, key, 'DELETE', `/v1/links/${link.link_id}`)).status).toBe(200);
+      // No waiting: every request for a link reads the shared store.
+      for (const s of [a, b]) expect((await fetchBytes(on(s))).status).toBe(404);
+      expect((await api(a.apiUrl, key, 'GET', `/v1/artifacts/${art.artifact_id}/links`)).json.links).toEqual([]);
+    });
+
     it('an upload through one is at once visible through the other: record, list, bytes', async () => {
       const { key } = await tenant('visible');
       const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 251));

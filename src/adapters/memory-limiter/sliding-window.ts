@@ -23,7 +23,7 @@ export function slidingLog(hits: number[], rule: RateRule, nowMs: number): RateD
   const freesAt = oldest + windowMs;
   return {
     allowed,
-    limit: rule.sustainedPerSecond,
+    limit: rule.burst,
     remaining: Math.max(0, rule.burst - hits.length),
     resetAt: Math.ceil(freesAt / 1000),
     retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((freesAt - nowMs) / 1000)),

@@ -1,5 +1,5 @@
-import type { ArtifactRow, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
-import { allPrepared, type Database, one, onePrepared, type Querier } from './database.js';
+import type { ArtifactRow, LinkQuery, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
+import { all, allPrepared, type Database, one, onePrepared, type Querier } from './database.js';
 import {
   ARTIFACT_SELECT,
   type ArtifactRecord,
@@ -34,6 +34,32 @@ export async function countActiveLinks(q: Querier, tenantId: string, now: number
     now,
   ]);
   return row!.n;
+}
+
+export async function listLinks(
+  q: Querier,
+  tenantId: string,
+  artifactId: string,
+  query: LinkQuery,
+): Promise<LinkRow[]> {
+  const values: unknown[] = [tenantId, artifactId, query.now, query.limit];
+  let after = '';
+  if (query.after) {
+    values.push(query.after[0], query.after[1]);
+    after = ' AND (created_at, id) < ($5, $6)';
+  }
+  const rows = await all<LinkRecord>(
+    q,
+    `SELECT * FROM links WHERE tenant_id = $1 AND artifact_id = $2 AND expires_at > $3${after}
+     ORDER BY created_at DESC, id DESC LIMIT $4`,
+    values,
+  );
+  return rows.map(toLink);
+}
+
+export async function deleteLink(q: Querier, tenantId: string, linkId: string): Promise<boolean> {
+  const r = await q.query('DELETE FROM links WHERE id = $1 AND tenant_id = $2', [linkId, tenantId]);
+  return (r.rowCount ?? 0) > 0;
 }
 
 export async function getLink(

@@ -7,6 +7,7 @@ import type {
   IdempotentResponse,
   InsertArtifactInput,
   InsertArtifactResult,
+  LinkQuery,
   LinkRow,
   MetadataStore,
   MigrationResult,
@@ -324,6 +325,14 @@ export class PostgresMetadataStore implements MetadataStore {
 
   async countActiveLinks(tenantId: string, now: number): Promise<number> {
     return sharing.countActiveLinks(this.q, tenantId, now);
+  }
+
+  async listLinks(tenantId: string, artifactId: string, query: LinkQuery): Promise<LinkRow[]> {
+    return sharing.listLinks(this.q, tenantId, artifactId, query);
+  }
+
+  async deleteLink(tenantId: string, linkId: string): Promise<boolean> {
+    return sharing.deleteLink(this.q, tenantId, linkId);
   }
 
   async upsertPage(page: PageInput, now: number): Promise<PageRow> {

@@ -44,7 +44,7 @@ export class RedisRateLimiter implements RateLimiter {
     const [allowed, remaining, resetAt, retryAfter] = reply as [number, string, string, string];
     return {
       allowed: allowed === 1,
-      limit: rule.sustainedPerSecond,
+      limit: rule.burst,
       remaining: Number(remaining),
       resetAt: Number(resetAt),
       retryAfterSeconds: Number(retryAfter),

@@ -1,4 +1,4 @@
-import type { ArtifactRow, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
+import type { ArtifactRow, LinkQuery, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
 import type { Connection } from './database.js';
 import {
   ARTIFACT_COLUMNS,
@@ -36,6 +36,24 @@ export function createLink(c: Connection, link: LinkRow, maxActive: number, now:
 export function countActiveLinks(c: Connection, tenantId: string, now: number): number {
   return c.get<{ n: number }>('SELECT count(*) AS n FROM links WHERE tenant_id = ? AND expires_at > ?', tenantId, now)!
     .n;
+}
+
+export function listLinks(c: Connection, tenantId: string, artifactId: string, q: LinkQuery): LinkRow[] {
+  const after = q.after ? ' AND (created_at < ? OR (created_at = ? AND id < ?))' : '';
+  const params: unknown[] = [tenantId, artifactId, q.now];
+  if (q.after) params.push(q.after[0], q.after[0], q.after[1]);
+  return c
+    .all<LinkRecord>(
+      `SELECT ${LINK_COLUMNS.join(', ')} FROM links WHERE tenant_id = ? AND artifact_id = ? AND expires_at > ?${after}
+       ORDER BY created_at DESC, id DESC LIMIT ?`,
+      ...params,
+      q.limit,
+    )
+    .map(toLink);
+}
+
+export function deleteLink(c: Connection, tenantId: string, linkId: string): boolean {
+  return c.write(() => c.run('DELETE FROM links WHERE id = ? AND tenant_id = ?', linkId, tenantId) > 0);
 }
 
 const LINK_ARTIFACT_TENANT = new JoinedColumns({ l: LINK_COLUMNS, a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS });

@@ -7,6 +7,7 @@ import type {
   IdempotentResponse,
   InsertArtifactInput,
   InsertArtifactResult,
+  LinkQuery,
   LinkRow,
   MetadataStore,
   MigrationResult,
@@ -314,6 +315,14 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async countActiveLinks(tenantId: string, now: number): Promise<number> {
     return sharing.countActiveLinks(this.c, tenantId, now);
+  }
+
+  async listLinks(tenantId: string, artifactId: string, query: LinkQuery): Promise<LinkRow[]> {
+    return sharing.listLinks(this.c, tenantId, artifactId, query);
+  }
+
+  async deleteLink(tenantId: string, linkId: string): Promise<boolean> {
+    return sharing.deleteLink(this.c, tenantId, linkId);
   }
 
   async upsertPage(page: PageInput, now: number): Promise<PageRow> {

@@ -11,6 +11,7 @@ import { refuseInvalidBoundary } from '../multipart-boundary.js';
 import { installJsonBodies } from './json-bodies.js';
 import { finishDocument } from './openapi-document.js';
 import { artifactRoutes } from './routes/artifacts.js';
+import { linkRoutes } from './routes/links.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
 import { presignedRoutes } from './routes/presigned.js';
@@ -54,6 +55,7 @@ export async function buildApiApp(core: Core, opts: ListenerOptions): Promise<Fa
   metaRoutes(app, core);
   uploadRoutes(app, core);
   artifactRoutes(app, core);
+  linkRoutes(app, core);
   sessionRoutes(app, core);
   presignedRoutes(app, core);
   pageRoutes(app, core);

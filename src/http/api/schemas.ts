@@ -212,6 +212,42 @@ export const BatchDownloadUrls = Type.Object(
   { $id: 'BatchDownloadUrls' },
 );
 
+export const ListLinksQuery = Type.Object(
+  {
+    cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page, exactly as received.' })),
+    limit: Type.Optional(Type.String({ description: '1-200, default 50' })),
+  },
+  { additionalProperties: false },
+);
+
+export const ListedLink = Type.Object(
+  {
+    link_id: Type.String({ pattern: '^lnk_[A-Za-z0-9]{20}$' }),
+    url: Type.String({ description: 'The shareable download URL.' }),
+    expires_at: Timestamp,
+    created_at: Timestamp,
+  },
+  { $id: 'ListedLink' },
+);
+
+/** A page of an artifact's live links (`allOf` Pagination and its items, as the other lists). */
+export const LinkList = Type.Intersect(
+  [
+    Type.Ref(Pagination),
+    Type.Object({ links: Type.Array(Type.Ref(ListedLink), { description: 'Unexpired links, newest first.' }) }),
+  ],
+  { $id: 'LinkList' },
+);
+
+export const LinkIdParams = Type.Object({
+  link_id: Type.String({ description: 'A link id, lnk_…' }),
+});
+
+export const RevokeLinkResult = Type.Object(
+  { link_id: Type.String(), revoked: Type.Literal(true) },
+  { $id: 'RevokeLinkResult' },
+);
+
 export const CreateLinkBody = Type.Object(
   {
     expires_in: Type.Optional(
@@ -413,6 +449,9 @@ export const components: TSchema[] = [
   DownloadUrl,
   BatchDownloadUrls,
   LinkRecord,
+  ListedLink,
+  LinkList,
+  RevokeLinkResult,
   DeleteResult,
   SealResult,
   PublishResult,

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
 import { PLANS } from '../../core/plans.js';
-import { toIso } from '../../core/time.js';
+import { formatBytes } from '../../units.js';
 import { html, type SafeHtml } from '../render/html.js';
-import { formatBytes } from '../viewer/templates.js';
+import { confirmPage } from './confirm.js';
 import { type DashboardContext, dashboardCaller, userError } from './context.js';
-import { csrfField, dashboardPage, notice, sendHtml } from './layout.js';
+import { csrfField, dashboardPage, notice, sendHtml, shortTime } from './layout.js';
 
 function usage(label: string, used: number, limit: number, show: (n: number) => string): SafeHtml {
   return html`<div class="panel pad usage" data-usage="${label}">
@@ -16,6 +16,32 @@ function usage(label: string, used: number, limit: number, show: (n: number) => 
 }
 
 const count = (n: number) => n.toLocaleString('en-US');
+
+/** A new tenant's first screen: how to push a first file, from a key to the CLI or plain HTTP. */
+function gettingStarted(api: string, haveKey: boolean): SafeHtml {
+  return html`<section class="panel pad" data-getting-started><h2>Push your first file</h2>
+<ol class="steps">
+<li>${haveKey ? 'Use one of your' : 'Create an'} <a href="/dashboard/keys">API key</a> (it is shown once).</li>
+<li>With the CLI (<code>npm link</code> in a Cairn checkout puts <code>cairn</code> on your PATH):
+<pre class="snippet">cairn login --url ${api}
+cairn push report.md</pre></li>
+<li>Or with plain HTTP:
+<pre class="snippet">curl -H "Authorization: Bearer $CAIRN_API_KEY" -F file=@report.md ${api}/v1/artifacts</pre></li>
+</ol>
+<p class="muted">It then appears under <a href="/dashboard/artifacts">Artifacts</a>, where you can preview it, share a link or publish a page.</p>
+</section>`;
+}
+
+/** Where an MCP client connects: the hosted endpoint (OAuth or a key), or the local stdio server. */
+function connectPanel(api: string): SafeHtml {
+  return html`<section class="panel pad" data-connect-mcp><h2>Connect an MCP client</h2>
+<p>MCP URL: <code class="secret" data-mcp-url>${api}/mcp</code></p>
+<p>Add it as a remote (Streamable HTTP) server in your MCP client: it signs you in here and asks which permissions to grant (they are listed under <a href="/dashboard/apps">Connected apps</a>). A client that takes headers can send <code>Authorization: Bearer</code> with an API key instead.</p>
+<p>For the local server over stdio (it can also upload files from your disk), with <code>cairn</code> on your PATH:</p>
+<pre class="snippet">{"mcpServers": {"cairn": {"command": "cairn", "args": ["mcp"],
+  "env": {"CAIRN_API_URL": "${api}", "CAIRN_API_KEY": "ak_live_…"}}}}</pre>
+</section>`;
+}
 
 /** Overview (plan, usage against limits, the whoami figures) and API keys (create once-shown, list, revoke). */
 export function accountRoutes(app: FastifyInstance, ctx: DashboardContext): void {
@@ -29,7 +55,9 @@ export function accountRoutes(app: FastifyInstance, ctx: DashboardContext): void
       (k) => k.revokedAt === null,
     ).length;
     const plan = PLANS[session.tenant.plan];
-    const figures = Object.entries(who).filter(([k]) => k !== 'api_key_last_4');
+    const caller = dashboardCaller(session);
+    const empty = (await core.artifacts.list(caller, { limit: '1' })).artifacts.length === 0;
+    const api = core.deps.origins.api;
     return sendHtml(
       reply,
       200,
@@ -45,9 +73,8 @@ ${usage('Requests this month', who.usage_requests_month, who.plan_requests_limit
 ${usage('Active download links', who.active_links, who.max_active_links, count)}
 ${usage('API keys', activeKeys, plan.apiKeys, count)}
 </div>
-<section class="panel pad"><h2>Account figures (as whoami reports them)</h2>
-<table><tbody>${figures.map(([k, v]) => html`<tr><th scope="row" class="mono">${k}</th><td data-field="${k}">${String(v)}</td></tr>`)}</tbody></table>
-</section>`,
+${empty && gettingStarted(api, activeKeys > 0)}
+${connectPanel(api)}`,
       ),
     );
   });
@@ -62,8 +89,8 @@ ${usage('API keys', activeKeys, plan.apiKeys, count)}
     const rows = keys.map(
       (
         k,
-      ) => html`<tr data-key="${k.id}"><td class="mono">…${k.last4}</td><td class="mono">${k.id}</td><td>${toIso(k.createdAt)}</td>
-<td>${k.revokedAt === null ? html`<form method="post" action="/dashboard/keys/${k.id}/revoke">${csrfField(session.csrf)}<button class="btn danger small" type="submit">Revoke</button></form>` : html`<span class="muted">revoked ${toIso(k.revokedAt)}</span>`}</td></tr>`,
+      ) => html`<tr data-key="${k.id}"><td class="mono">…${k.last4}</td><td class="mono">${k.id}</td><td class="nowrap">${shortTime(k.createdAt)}</td>
+<td>${k.revokedAt === null ? html`<a class="btn danger small" href="/dashboard/keys/${k.id}/revoke">Revoke…</a>` : html`<span class="muted">revoked ${shortTime(k.revokedAt)}</span>`}</td></tr>`,
     );
     return sendHtml(
       reply,
@@ -76,7 +103,7 @@ ${usage('API keys', activeKeys, plan.apiKeys, count)}
 <section class="panel pad"><h2>New key</h2><p>Keys act for the whole account on the API, the CLI, the SDKs and the MCP servers. A new key is shown once.</p>
 <form method="post" action="/dashboard/keys">${csrfField(session.csrf)}<button class="btn" type="submit">Create API key</button></form></section>
 <section class="panel pad"><h2>Keys</h2>
-${keys.length === 0 ? html`<p class="muted">No keys yet.</p>` : html`<table><thead><tr><th>Key</th><th>Id</th><th>Created</th><th></th></tr></thead><tbody>${rows}</tbody></table>`}
+${keys.length === 0 ? html`<p class="muted">No keys yet.</p>` : html`<div class="table-scroll"><table><thead><tr><th>Key</th><th>Id</th><th>Created</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`}
 </section>`,
       ),
     );
@@ -104,6 +131,25 @@ ${keys.length === 0 ? html`<p class="muted">No keys yet.</p>` : html`<table><the
       const err = userError(thrown);
       return keysPage(reply, session, err.status, notice('error', err.message));
     }
+  });
+
+  app.get('/dashboard/keys/:id/revoke', { schema: { hide: true } }, async (request, reply) => {
+    const session = await ctx.requireSession(request, reply);
+    if (!session) return reply;
+    const { id } = request.params as { id: string };
+    const key = (await core.deps.store.listApiKeys(session.tenant.id)).find((k) => k.id === id && k.revokedAt === null);
+    if (!key) return keysPage(reply, session, 404, notice('error', 'No such active key.'));
+    return sendHtml(
+      reply,
+      200,
+      confirmPage(session, '/dashboard/keys', {
+        title: `Revoke key …${key.last4}?`,
+        consequence: `Every program using the key ending in ${key.last4} (the CLI, SDKs, MCP servers, scripts) is refused from the next request on. This cannot be undone.`,
+        action: `/dashboard/keys/${encodeURIComponent(key.id)}/revoke`,
+        button: 'Revoke key',
+        back: '/dashboard/keys',
+      }),
+    );
   });
 
   app.post('/dashboard/keys/:id/revoke', { schema: { hide: true } }, async (request, reply) => {

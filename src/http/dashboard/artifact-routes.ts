@@ -1,10 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
 import type { RawQuery } from '../../core/list-query.js';
+import { formatBytes } from '../../units.js';
 import { html, type SafeHtml } from '../render/html.js';
-import { formatBytes } from '../viewer/templates.js';
-import { type DashboardContext, dashboardCaller, field, userError } from './context.js';
-import { csrfField, dashboardPage, notice, sendHtml } from './layout.js';
+import { confirmPage } from './confirm.js';
+import { type DashboardContext, dashboardCaller, sendUserError, userError } from './context.js';
+import { csrfField, dashboardPage, notice, sendHtml, shortTime } from './layout.js';
+import { artifactPath, linkRoutes, linksPanel } from './link-routes.js';
+import { pagePanel, publishBody } from './page-form.js';
+import { previewPanel } from './preview.js';
 
 /** The list filters of the API, as form fields; `meta_key`/`meta_value` become one `metadata.<key>` filter. */
 const FILTERS = [
@@ -22,6 +26,8 @@ const DONE: Record<string, string> = {
   published: 'Published: the page is live.',
   unpublished: 'Unpublished: the page is offline.',
   deleted: 'Artifact deleted.',
+  linked: 'Share link created: it is listed below.',
+  revoked: 'Share link revoked: its URL no longer works.',
 };
 
 function listQuery(form: Record<string, string | undefined>): RawQuery {
@@ -41,11 +47,10 @@ function listQuery(form: Record<string, string | undefined>): RawQuery {
 const page = (reply: FastifyReply, session: BrowserSession, status: number, title: string, body: SafeHtml | string) =>
   sendHtml(reply, status, dashboardPage(session, '/dashboard/artifacts', title, body));
 
-const artifactPath = (id: string) => `/dashboard/artifacts/${encodeURIComponent(id)}`;
-
 /** Artifacts: the API's list with its filters, one artifact's record, publish/unpublish and delete. */
 export function artifactRoutes(app: FastifyInstance, ctx: DashboardContext): void {
   const { core } = ctx;
+  linkRoutes(app, ctx);
 
   app.get('/dashboard/artifacts', { schema: { hide: true } }, async (request, reply) => {
     const session = await ctx.requireSession(request, reply);
@@ -61,9 +66,9 @@ export function artifactRoutes(app: FastifyInstance, ctx: DashboardContext): voi
       body = html`${
         page.artifacts.length === 0
           ? html`<p class="muted">No artifacts match.</p>`
-          : html`<table><thead><tr><th>Filename</th><th>Type</th><th>Size</th><th>Created</th><th>Session</th></tr></thead><tbody>
-${page.artifacts.map((a) => html`<tr data-artifact="${a.artifact_id}"><td><a href="${artifactPath(a.artifact_id)}">${a.filename}</a></td><td class="mono">${a.content_type}</td><td>${formatBytes(a.size_bytes)}</td><td>${a.created_at}</td><td class="mono">${a.session_id ?? ''}</td></tr>`)}
-</tbody></table>`
+          : html`<div class="table-scroll"><table><thead><tr><th>Filename</th><th>Type</th><th>Size</th><th>Created</th><th>Session</th></tr></thead><tbody>
+${page.artifacts.map((a) => html`<tr data-artifact="${a.artifact_id}"><td><a href="${artifactPath(a.artifact_id)}">${a.filename}</a></td><td class="mono">${a.content_type}</td><td class="nowrap">${formatBytes(a.size_bytes)}</td><td class="nowrap">${shortTime(a.created_at)}</td><td class="mono">${a.session_id ?? ''}</td></tr>`)}
+</tbody></table></div>`
       }
 ${page.next_cursor && html`<p><a class="btn secondary small" href="/dashboard/artifacts?${next.toString()}">Next page</a></p>`}`;
     } catch (thrown) {
@@ -103,19 +108,17 @@ ${FILTERS.map(([name, label]) => html`<div><label for="f-${name}">${label}</labe
     try {
       a = await core.artifacts.get(dashboardCaller(session), id);
     } catch (thrown) {
-      const err = userError(thrown);
-      return sendHtml(
-        reply,
-        err.status,
-        dashboardPage(session, '/dashboard/artifacts', 'Artifact', notice('error', err.message)),
-      );
+      return sendUserError(reply, session, '/dashboard/artifacts', 'Artifact', thrown);
     }
-    const action = (verb: string, label: string, cls = 'btn small') =>
-      html`<form method="post" action="${artifactPath(a.artifact_id)}/${verb}">${csrfField(session.csrf)}<button class="${cls}" type="submit">${label}</button></form>`;
+    const caller = dashboardCaller(session);
+    const pageRow = await core.deps.store.getPageForArtifact(session.tenant.id, a.artifact_id);
+    const links = await core.sharing.listLinks(caller, a.artifact_id, {});
+    const download = await core.sharing.downloadUrl(caller, a.artifact_id);
+    const unpublish = html`<form method="post" action="${artifactPath(a.artifact_id)}/unpublish">${csrfField(session.csrf)}<button class="btn secondary small" type="submit">Unpublish</button></form>`;
     const rows: [string, string][] = [
       ['artifact_id', a.artifact_id],
       ['content_type', a.content_type],
-      ['size', formatBytes(a.size_bytes)],
+      ['size', `${formatBytes(a.size_bytes)} (${a.size_bytes.toLocaleString('en-US')} bytes)`],
       ['content_hash', a.content_hash],
       ['session_id', a.session_id ?? ''],
       ['agent_id', a.agent_id ?? ''],
@@ -129,18 +132,37 @@ ${FILTERS.map(([name, label]) => html`<div><label for="f-${name}">${label}</labe
       status,
       a.filename,
       html`${top}
-<section class="panel pad"><table><tbody>${rows.map(([k, v]) => html`<tr><th scope="row" class="mono">${k}</th><td class="mono" data-field="${k}">${v}</td></tr>`)}</tbody></table></section>
-<section class="panel pad" data-page-state="${a.page ? 'live' : 'none'}"><h2>Public page</h2>
-${a.page ? html`<p>Live at <a href="${a.page.public_url}" rel="noreferrer" data-public-url>${a.page.public_url}</a> (${a.page.visibility})</p>` : html`<p class="muted">Not published.</p>`}
-<form method="post" action="${artifactPath(a.artifact_id)}/publish" class="filters">${csrfField(session.csrf)}
-<div><label for="title">Title</label><input id="title" name="title" maxlength="200"></div>
-<div><label for="visibility">Visibility</label><select id="visibility" name="visibility"><option value="unlisted">unlisted</option><option value="public">public</option></select></div>
-<div><button class="btn small" type="submit">${a.page ? 'Update page' : 'Publish'}</button></div></form>
-${a.page && html`<div class="actions">${action('unpublish', 'Unpublish', 'btn secondary small')}</div>`}
-</section>
-<section class="panel pad"><h2>Delete</h2><p>Deleting takes the artifact out of every list, download, link and page at once.</p>${action('delete', 'Delete artifact', 'btn danger small')}</section>`,
+<div class="actions"><a class="btn small" href="${download.download_url}" rel="noreferrer" data-download>Download</a>
+<a class="btn danger small" href="${artifactPath(a.artifact_id)}/delete">Delete…</a></div>
+<section class="panel pad"><h2>Details</h2><div class="table-scroll"><table class="fields"><tbody>${rows.map(([k, v]) => html`<tr><th scope="row" class="mono">${k}</th><td class="mono" data-field="${k}">${v}</td></tr>`)}</tbody></table></div></section>
+${await previewPanel(core.deps.blobs, session.tenant.id, a)}
+${pagePanel(session, a, pageRow, `${artifactPath(a.artifact_id)}/publish`, a.page ? unpublish : '')}
+${linksPanel(session, a, links)}`,
     );
   };
+
+  app.get('/dashboard/artifacts/:id/delete', { schema: { hide: true } }, async (request, reply) => {
+    const session = await ctx.requireSession(request, reply);
+    if (!session) return reply;
+    const { id } = request.params as { id: string };
+    let a: Awaited<ReturnType<typeof core.artifacts.get>>;
+    try {
+      a = await core.artifacts.get(dashboardCaller(session), id);
+    } catch (thrown) {
+      return sendUserError(reply, session, '/dashboard/artifacts', 'Artifact', thrown);
+    }
+    return sendHtml(
+      reply,
+      200,
+      confirmPage(session, '/dashboard/artifacts', {
+        title: `Delete ${a.filename}?`,
+        consequence: `${a.filename} (${formatBytes(a.size_bytes)}) disappears at once from every list, download, share link and page. Its bytes are removed for good 30 days later.`,
+        action: `${artifactPath(a.artifact_id)}/delete`,
+        button: 'Delete artifact',
+        back: artifactPath(a.artifact_id),
+      }),
+    );
+  });
 
   const act = (verb: 'publish' | 'unpublish' | 'delete') => async (request: FastifyRequest, reply: FastifyReply) => {
     const session = await ctx.requireSession(request, reply);
@@ -149,11 +171,8 @@ ${a.page && html`<div class="actions">${action('unpublish', 'Unpublish', 'btn se
     const caller = dashboardCaller(session);
     try {
       if (verb === 'publish') {
-        const title = field(request.body, 'title')?.trim();
-        await core.pages.publish(caller, id, {
-          visibility: field(request.body, 'visibility') === 'public' ? 'public' : 'unlisted',
-          ...(title ? { title } : {}),
-        });
+        const row = await core.deps.store.getPageForArtifact(session.tenant.id, id);
+        await core.pages.publish(caller, id, publishBody(request.body, row), { keepPassword: true });
         return reply.redirect(`${artifactPath(id)}?done=published`, 303);
       }
       if (verb === 'unpublish') {

@@ -5,7 +5,7 @@ import { randomAlnum } from '../../core/ids.js';
 import type { Core } from '../../core/index.js';
 import type { Caller } from '../../core/tenants.js';
 import { type CookieNames, cookieNames, parseCookies, setCookie } from './cookies.js';
-import { errorPage, sendHtml } from './layout.js';
+import { dashboardPage, errorPage, notice, sendHtml } from './layout.js';
 
 /** What the dashboard's (and the consent screen's) route handlers share. */
 export class DashboardContext {
@@ -85,6 +85,18 @@ export function safeNext(next: unknown): string {
     return '/dashboard';
   }
   return next;
+}
+
+/** A page of `section` showing the error a person caused (see `userError`; anything else is rethrown). */
+export function sendUserError(
+  reply: FastifyReply,
+  session: BrowserSession,
+  section: string,
+  title: string,
+  thrown: unknown,
+): FastifyReply {
+  const err = userError(thrown);
+  return sendHtml(reply, err.status, dashboardPage(session, section, title, notice('error', err.message)));
 }
 
 /** An error a person caused (shown on the page), else rethrown for the 500 handler. */

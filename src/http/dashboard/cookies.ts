@@ -39,9 +39,9 @@ export function cookieNames(apiOrigin: string): CookieNames {
   return { session: `${prefix}cairn_session`, preSession: `${prefix}cairn_csrf`, secure };
 }
 
-/** A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/, Secure on https; `maxAgeSeconds` 0 deletes it. */
-export function setCookie(name: string, value: string, secure: boolean, maxAgeSeconds?: number): string {
-  const parts = [`${name}=${encodeURIComponent(value)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
+/** A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/ (or `path`), Secure on https; `maxAgeSeconds` 0 deletes it. */
+export function setCookie(name: string, value: string, secure: boolean, maxAgeSeconds?: number, path = '/'): string {
+  const parts = [`${name}=${encodeURIComponent(value)}`, `Path=${path}`, 'HttpOnly', 'SameSite=Lax'];
   if (secure) parts.push('Secure');
   if (maxAgeSeconds !== undefined) parts.push(`Max-Age=${maxAgeSeconds}`);
   return parts.join('; ');

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
+import { toIso } from '../../core/time.js';
 import { type HtmlValue, html, type SafeHtml } from '../render/html.js';
 import { DASHBOARD_CSS_PATH } from './styles.js';
 
@@ -93,3 +94,7 @@ export function errorPage(heading: string, message: string): SafeHtml {
 /** A one-line notice above a page's content. */
 export const notice = (tone: 'success' | 'error', text: string | undefined) =>
   text ? html`<p class="${tone}" role="${tone === 'error' ? 'alert' : 'status'}">${text}</p>` : '';
+
+/** A time (ISO text or epoch ms) as `2026-11-22 08:00` (UTC): short enough not to wrap in a table cell. */
+export const shortTime = (at: string | number) =>
+  (typeof at === 'number' ? toIso(at) : at).slice(0, 16).replace('T', ' ');

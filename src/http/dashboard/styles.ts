@@ -9,6 +9,7 @@ export const DASHBOARD_CSS = `${SHELL_CSS}
 .nav{display:flex;gap:.25rem;flex-wrap:wrap}
 .nav a{padding:.4rem .7rem;border-radius:8px;text-decoration:none;color:var(--fg)}
 .nav a[aria-current="page"]{background:var(--bg);font-weight:600}
+.topbar{flex-wrap:wrap;row-gap:.5rem}
 .topbar form{margin:0}
 .topbar form .btn{margin:0}
 .page{padding:1.25rem 1.5rem;max-width:72rem;width:100%;margin:0 auto;display:flex;flex-direction:column;gap:1.25rem}
@@ -21,8 +22,24 @@ export const DASHBOARD_CSS = `${SHELL_CSS}
 .bar{width:100%;height:.6rem;border-radius:999px}
 .bar::-webkit-meter-bar{background:var(--bg);border:1px solid var(--line);border-radius:999px}
 table{width:100%;border-collapse:collapse;font-size:.9rem}
-th,td{text-align:left;padding:.55rem .6rem;border-bottom:1px solid var(--line);vertical-align:middle;overflow-wrap:anywhere}
-th{font-size:.75rem;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}
+th,td{text-align:left;padding:.55rem .6rem;border-bottom:1px solid var(--line);vertical-align:middle;overflow-wrap:break-word}
+th{font-size:.75rem;text-transform:uppercase;letter-spacing:.05em;color:var(--muted);white-space:nowrap}
+.table-scroll{overflow-x:auto;max-width:100%}
+.table-scroll td{white-space:nowrap}
+.table-scroll .fields td{white-space:normal}
+.fields td{overflow-wrap:anywhere;min-width:12rem}
+.nowrap{white-space:nowrap}
+.page p,.page li{overflow-wrap:anywhere}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em;overflow-wrap:anywhere}
+pre.snippet,pre.preview{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.8rem;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:.75rem;overflow:auto;max-width:100%;margin:.4rem 0}
+pre.preview{max-height:24rem;white-space:pre-wrap;overflow-wrap:anywhere}
+img.preview{max-width:100%;height:auto;border-radius:6px}
+.steps{margin:0;padding-left:1.25rem;display:flex;flex-direction:column;gap:.5rem}
+.inline-form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:0 0 .75rem}
+.inline-form label{margin:0}
+.inline-form select{width:auto}
+.inline-form .btn{margin:0}
+@media (max-width:40rem){.topbar{padding:.65rem 1rem;gap:.5rem}.topbar h1{display:none}.page{padding:1rem .75rem}.panel.pad{padding:.9rem}.center .panel{padding:1.25rem}}
 td form{display:inline;margin:0}
 td form .btn,.actions form .btn{margin:0}
 .actions{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}
@@ -39,6 +56,9 @@ td form .btn,.actions form .btn{margin:0}
 .tiers input{width:auto;margin-top:.25rem}
 .tiers small{display:block;color:var(--muted)}
 .center .panel.wide{max-width:34rem}
+.publish{display:flex;flex-direction:column;gap:.5rem;max-width:36rem}
+.publish label{margin:0 0 .2rem}
+.tiers legend{font-size:.85rem;font-weight:600;padding:0;margin-bottom:.3rem}
 .muted{color:var(--muted)}
 `;
 

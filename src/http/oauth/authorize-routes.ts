@@ -23,7 +23,7 @@ const CARRIED = [
 const TIER_HELP: Record<GrantTier, string> = {
   read: 'See the account, list and read artifacts and sessions, get private download URLs.',
   write: 'Also store artifacts, large uploads, and publish or unpublish pages.',
-  destroy: 'Also create public download links, delete artifacts and seal sessions.',
+  destroy: 'Also create and revoke public download links, delete artifacts and seal sessions.',
 };
 
 /** Tools a tier adds over the one before it (Read also covers every resource). */

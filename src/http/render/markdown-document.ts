@@ -20,8 +20,8 @@ code{background:var(--code);padding:.15em .35em;border-radius:6px}
 pre{background:var(--code);padding:1em;border-radius:8px;overflow:auto;line-height:1.45}
 pre code{background:none;padding:0}
 blockquote{margin:0;padding:0 1em;color:var(--muted);border-left:.25em solid var(--line)}
-table{border-collapse:collapse;display:block;overflow:auto;max-width:100%}
-th,td{border:1px solid var(--line);padding:.4em .8em}
+table{border-collapse:collapse;display:block;width:max-content;max-width:100%;overflow:auto}
+th,td{border:1px solid var(--line);padding:.4em .8em;overflow-wrap:normal}
 th{background:var(--code)}
 hr{border:0;border-top:1px solid var(--line);margin:2em 0}
 `;

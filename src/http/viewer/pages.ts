@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CONTENT_TOKEN_SECONDS } from '../../core/content-token.js';
 import { isCairnError } from '../../core/errors.js';
 import type { Core } from '../../core/index.js';
 import type { LivePage } from '../../core/pages.js';
 import { publicPageUrl } from '../../core/records.js';
+import { parseCookies, setCookie } from '../dashboard/cookies.js';
 import { pageRenderer } from '../render/page-kind.js';
 import { messagePage, NOT_FOUND_HTML, passwordPage, shellPage } from './templates.js';
 
@@ -48,6 +50,14 @@ function field(body: unknown, name: string): string | undefined {
 }
 
 const slugOf = (request: FastifyRequest) => (request.params as { slug: string }).slug;
+const pagePath = (slug: string) => `/a/${encodeURIComponent(slug)}`;
+
+/**
+ * After an unlock the content token rides in a cookie scoped to the page's own path (no other
+ * page, and not the content origin, ever receives it) and lives as long as the token, so the
+ * unlock POST can redirect to the page's address and a refresh shows the page again.
+ */
+const UNLOCK_COOKIE = 'cairn_page';
 
 export function viewerPageRoutes(app: FastifyInstance, core: Core): void {
   /** The shell of a live page; with the content token of an unlocked gated page, by stored type only. */
@@ -73,8 +83,12 @@ export function viewerPageRoutes(app: FastifyInstance, core: Core): void {
     const slug = slugOf(request);
     const live = await core.pages.resolve(slug);
     if (!live) return notFound(reply);
-    if (live.page.access === 'password') return sendPage(core, reply, 200, passwordPage(slug));
-    return sendPage(core, reply, 200, shell(live));
+    if (live.page.access !== 'password') return sendPage(core, reply, 200, shell(live));
+    const token = parseCookies(request.headers.cookie).get(UNLOCK_COOKIE);
+    if (!token || !core.pages.acceptsContentToken(live.page, token)) {
+      return sendPage(core, reply, 200, passwordPage(slug));
+    }
+    return sendPage(core, reply, 200, shell(live, token));
   });
 
   app.post('/a/:slug/unlock', async (request, reply) => {
@@ -100,14 +114,16 @@ export function viewerPageRoutes(app: FastifyInstance, core: Core): void {
           throw err;
       }
     }
-    const live = await core.pages.resolve(slug);
-    if (!live) return notFound(reply);
-    return sendPage(core, reply, 200, shell(live, token));
+    const secure = core.deps.origins.viewer.startsWith('https:');
+    return reply
+      .header('Set-Cookie', setCookie(UNLOCK_COOKIE, token, secure, CONTENT_TOKEN_SECONDS, pagePath(slug)))
+      .header('Cache-Control', 'no-store')
+      .redirect(pagePath(slug), 303);
   });
 
   app.post('/a/:slug/report', async (request, reply) => {
     const slug = slugOf(request);
-    const back = `/a/${encodeURIComponent(slug)}`;
+    const back = pagePath(slug);
     try {
       await core.pages.report(
         slug,

@@ -39,7 +39,7 @@ form .btn{margin-top:.85rem}
 .center .panel{width:100%;max-width:26rem;padding:2rem}
 .center h1{font-size:1.3rem;margin:0 0 .4rem}
 .center p{color:var(--muted);margin:0 0 1rem}
-.error{color:var(--danger);font-weight:600}
-.success{color:var(--ok);font-weight:600}
+.error,.center p.error{color:var(--danger);font-weight:600}
+.success,.center p.success{color:var(--ok);font-weight:600}
 footer{padding:.8rem 1.5rem;color:var(--muted);font-size:.8rem;text-align:center}
 `;

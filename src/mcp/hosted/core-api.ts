@@ -8,12 +8,15 @@ import {
   type DeleteResult,
   type DownloadResult,
   type DownloadUrl,
+  type LinkList,
   type LinkRecord,
   type ListArtifactsQuery,
+  type ListLinksQuery,
   type ListSessionsQuery,
   type PublishOptions,
   type PublishResult,
   type RequestUploadUrlInput,
+  type RevokeLinkResult,
   type SealResult,
   type SessionList,
   type SessionRecord,
@@ -164,6 +167,16 @@ export class CoreCairnApi implements CairnApi {
 
   createLink(id: string, opts: { expiresIn?: number } = {}): Promise<LinkRecord> {
     return this.call(() => this.core.sharing.createLink(this.caller, id, opts.expiresIn));
+  }
+
+  listLinks(id: string, q: ListLinksQuery = {}): Promise<LinkList> {
+    return this.call(() =>
+      this.core.sharing.listLinks(this.caller, id, raw({ cursor: q.cursor, limit: q.limit?.toString() })),
+    );
+  }
+
+  revokeLink(linkId: string): Promise<RevokeLinkResult> {
+    return this.call(() => this.core.sharing.revokeLink(this.caller, linkId));
   }
 
   deleteArtifact(id: string): Promise<DeleteResult> {

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/ports/clock.js';
+import { expectError, fetchBytes, ISO_MS, put } from '../helpers/e2e.js';
+import { api, startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * Listing an artifact's share links (GET /v1/artifacts/{id}/links) and revoking one
+ * (DELETE /v1/links/{link_id}): newest first, paginated, and a revoked URL is dead from the next
+ * request on.
+ */
+let s: TestServer;
+const clock = new ManualClock(Date.UTC(2026, 6, 1, 0, 0, 0));
+
+beforeAll(async () => {
+  s = await startTestServer({ clock });
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const create = async (key: string, id: string, expires_in?: number) => {
+  const r = await api(s.apiUrl, key, 'POST', `/v1/artifacts/${id}/links`, expires_in ? { expires_in } : undefined);
+  expect(r.status, r.text).toBe(201);
+  return r.json as { link_id: string; url: string; created_at: string; expires_at: string };
+};
+const list = (key: string, id: string, query = '') => api(s.apiUrl, key, 'GET', `/v1/artifacts/${id}/links${query}`);
+const revoke = (key: string, linkId: string) => api(s.apiUrl, key, 'DELETE', `/v1/links/${linkId}`);
+
+describe('GET /v1/artifacts/{id}/links', () => {
+  it('lists live links newest first, page by page; expired ones are left out', async () => {
+    const key = await s.createTenant('links-list', 'free');
+    const a = await put(s.apiUrl, key, 'listed', { filename: 'listed.txt' });
+    const other = await put(s.apiUrl, key, 'other', { filename: 'other.txt' });
+    const made = [];
+    for (let i = 0; i < 5; i++) {
+      made.push(await create(key, a.artifact_id, i === 0 ? 60 : undefined));
+      clock.advance(1000);
+    }
+    await create(key, other.artifact_id);
+    clock.advance(60_000); // the first link (60 s) has expired
+    const all = await list(key, a.artifact_id);
+    expect(all.status, all.text).toBe(200);
+    expect(all.json).toEqual({
+      links: made
+        .slice(1)
+        .reverse()
+        .map(({ link_id, url, expires_at, created_at }) => ({ link_id, url, expires_at, created_at })),
+      next_cursor: null,
+      has_more: false,
+    });
+    for (const l of all.json.links) expect(l.created_at).toMatch(ISO_MS);
+
+    const first = await list(key, a.artifact_id, '?limit=3');
+    expect(first.json.links.map((l: { link_id: string }) => l.link_id)).toEqual(
+      all.json.links.slice(0, 3).map((l: { link_id: string }) => l.link_id),
+    );
+    expect(first.json.has_more).toBe(true);
+    const second = await list(key, a.artifact_id, `?limit=3&cursor=${first.json.next_cursor}`);
+    expect(second.json.links).toEqual(all.json.links.slice(3));
+    expect(second.json).toMatchObject({ next_cursor: null, has_more: false });
+
+    expectError(await list(key, a.artifact_id, '?cursor=nope'), 400, 'invalid_request');
+    expectError(await list(key, a.artifact_id, '?limit=0'), 400, 'invalid_request');
+    expectError(await list(key, a.artifact_id, '?session_id=x'), 400, 'invalid_request');
+    expectError(await list(key, 'art_0000000000000000'), 404, 'artifact_not_found');
+    // Another tenant cannot see that the artifact exists, let alone its links.
+    const stranger = await s.createTenant('links-stranger', 'free');
+    expectError(await list(stranger, a.artifact_id), 404, 'artifact_not_found');
+    expectError(await api(s.apiUrl, null, 'GET', `/v1/artifacts/${a.artifact_id}/links`), 401, 'unauthorized');
+  });
+});
+
+describe('DELETE /v1/links/{link_id}', () => {
+  it('the URL answers 404 from the next request, the list drops it, the cap frees a place; idempotent', async () => {
+    const key = await s.createTenant('links-revoke', 'free');
+    const a = await put(s.apiUrl, key, 'revocable bytes', { filename: 'r.txt' });
+    const kept = await create(key, a.artifact_id);
+    const gone = await create(key, a.artifact_id);
+    expect((await fetchBytes(gone.url)).status).toBe(200);
+    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.active_links).toBe(2);
+
+    const r = await revoke(key, gone.link_id);
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toEqual({ link_id: gone.link_id, revoked: true });
+    expect((await fetchBytes(gone.url)).status).toBe(404);
+    expect((await fetchBytes(kept.url)).status).toBe(200);
+    expect((await list(key, a.artifact_id)).json.links.map((l: { link_id: string }) => l.link_id)).toEqual([
+      kept.link_id,
+    ]);
+    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.active_links).toBe(1);
+
+    // Again: the same answer. An unknown (well-formed) id too: nothing tells ids apart.
+    expect((await revoke(key, gone.link_id)).json).toEqual({ link_id: gone.link_id, revoked: true });
+    expect((await revoke(key, `lnk_${'0'.repeat(20)}`)).status).toBe(200);
+    expectError(await revoke(key, 'lnk_short'), 400, 'invalid_request');
+
+    // Another tenant's "revoke" changes nothing.
+    const stranger = await s.createTenant('links-revoke-stranger', 'free');
+    expect((await revoke(stranger, kept.link_id)).status).toBe(200);
+    expect((await fetchBytes(kept.url)).status).toBe(200);
+  });
+
+  it('both routes are in the OpenAPI document with an operationId and their schemas', async () => {
+    const doc = (await api(s.apiUrl, null, 'GET', '/v1/openapi.json')).json;
+    const listOp = doc.paths['/v1/artifacts/{id}/links'].get;
+    expect(listOp.operationId).toBe('listLinks');
+    expect(Object.keys(listOp.responses)).toContain('200');
+    const revokeOp = doc.paths['/v1/links/{link_id}'].delete;
+    expect(revokeOp.operationId).toBe('revokeLink');
+    expect(revokeOp.security).toEqual([{ bearer: [] }]);
+  });
+});
