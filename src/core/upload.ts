@@ -138,6 +138,7 @@ export class UploadService {
         : { idempotency: { key: idempotencyKey, notBefore: now - LIMITS.idempotencySeconds * 1000, response } }),
     });
     if (result.kind === 'replay') return { ...result.response, replayed: true };
+    this.deps.observer?.uploadStored(staged.sizeBytes);
     return { ...response, replayed: false };
   }
 

@@ -123,6 +123,8 @@ export function expectError(r: ApiResult, status: number, code: string): void {
     'request_id',
   ]);
   for (const k of Object.keys(e)) expect(allowed.has(k), `unexpected error field ${k}`).toBe(true);
+  // The id the response carries is the one in its envelope (and in the server's log line).
+  expect(e.request_id).toBe(r.headers.get('x-request-id'));
 }
 
 /** Polls `check` until it returns true (for asynchronous cleanup we cannot await directly). */

@@ -71,6 +71,9 @@ export class S3BlobStore implements BlobStore {
       // we hash every byte ourselves (SHA-256) anyway.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // A server that stops answering fails the call (503 to the client) instead of holding it:
+      // 5 s to connect, 30 s of silence on an open request.
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
     });
     this.landings = new LandingArea(this.client, this.bucket, this.prefix);
   }
@@ -259,6 +262,10 @@ export class S3BlobStore implements BlobStore {
 
   sweepLandings(landedBefore: number): Promise<number> {
     return this.landings.sweep(landedBefore);
+  }
+
+  async ping(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
   }
 
   async close(): Promise<void> {

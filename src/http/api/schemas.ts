@@ -176,7 +176,10 @@ export const WhoAmI = Type.Object({
   rate_limit_burst: Type.Integer(),
 });
 
-/** Error responses every authenticated route may give (503: shutting down, or a busy blob on upload). */
+/**
+ * Error responses every authenticated route may give (503: shutting down, a busy blob on upload, or
+ * a dependency that is away or too slow; see docs/deploy.md).
+ */
 export const authErrors = {
   401: Type.Ref(ErrorEnvelope),
   403: Type.Ref(ErrorEnvelope),
