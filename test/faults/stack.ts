@@ -46,7 +46,14 @@ export async function startFaultStack(basePort: number, env: Record<string, stri
     ...env,
   };
   const config = loadConfig(
-    { dataDir, apiPort: 0, viewerPort: 0, contentPort: 0, logLevel: 'silent', sweepIntervalSeconds: 0 },
+    {
+      dataDir,
+      apiPort: 0,
+      viewerPort: 0,
+      contentPort: 0,
+      logLevel: process.env.CAIRN_FAULT_LOG_LEVEL ?? 'silent',
+      sweepIntervalSeconds: 0,
+    },
     fullEnv,
   );
   const logs: FaultStack['logs'] = [];
