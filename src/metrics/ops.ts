@@ -11,7 +11,7 @@ export function createOps() {
   let adapters: Adapters | null = null;
   const metrics = new CairnMetrics({
     uploadsInFlight: () => uploads.inFlight,
-    poolStats: () => adapters?.store.poolStats?.() ?? { total: 0, idle: 0, waiting: 0 },
+    poolStats: () => adapters?.store.poolStats?.() ?? { total: 0, idle: 0, waiting: 0, shed: 0 },
     rateLimiterDegraded: () => (adapters?.limiter as { degraded?: boolean } | null)?.degraded === true,
   });
   return {

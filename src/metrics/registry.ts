@@ -13,7 +13,7 @@ export type ListenerName = 'api' | 'viewer' | 'content';
 /** What the metrics read at scrape time from the parts that keep their own state. */
 export interface MetricSources {
   /** PostgreSQL pool: open and idle connections, calls waiting for one; absent on SQLite. */
-  poolStats?: () => { total: number; idle: number; waiting: number };
+  poolStats?: () => { total: number; idle: number; waiting: number; shed: number };
   /** Uploads being received right now (all tenants). */
   uploadsInFlight?: () => number;
   /** 1 while the shared rate limiter's Redis is unreachable (per-instance fallback in use). */
@@ -110,6 +110,17 @@ export class CairnMetrics {
           this.set({ state: 'total' }, s.total);
           this.set({ state: 'idle' }, s.idle);
           this.set({ state: 'waiting' }, s.waiting);
+        },
+      });
+      let counted = 0;
+      new Counter({
+        name: 'cairn_db_pool_shed_total',
+        help: 'Calls refused at once (503) because too many already waited for a PostgreSQL connection.',
+        registers,
+        collect() {
+          const { shed } = poolStats();
+          if (shed > counted) this.inc(shed - counted);
+          counted = shed;
         },
       });
     }

@@ -119,6 +119,9 @@ export const POOL_SATURATED = 'Connection pool saturated: too many calls waiting
  * refused requests get a 503 at once rather than after the connect timeout.
  */
 class SheddingPool extends pg.Pool {
+  /** Calls refused so far because the queue was full. */
+  shed = 0;
+
   constructor(
     config: pg.PoolConfig,
     private readonly maxWaiting: number,
@@ -129,6 +132,7 @@ class SheddingPool extends pg.Pool {
   // biome-ignore lint/suspicious/noExplicitAny: pg.Pool's connect has callback and promise overloads
   override connect(...args: any[]): any {
     if (this.waitingCount >= this.maxWaiting) {
+      this.shed++;
       const err = new Error(POOL_SATURATED);
       const callback = args[0] as ((e: Error) => void) | undefined;
       if (typeof callback === 'function') {
@@ -212,6 +216,11 @@ export class Database {
         client.release(err ?? dropped);
       },
     };
+  }
+
+  /** Calls refused so far because too many waited for a connection (see SheddingPool). */
+  get shedCount(): number {
+    return this.pool instanceof SheddingPool ? this.pool.shed : 0;
   }
 
   async close(): Promise<void> {

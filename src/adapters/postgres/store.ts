@@ -116,9 +116,9 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   /** Connections of the pool: open, idle, and calls waiting for one (for the metrics). */
-  poolStats(): { total: number; idle: number; waiting: number } {
+  poolStats(): { total: number; idle: number; waiting: number; shed: number } {
     const { totalCount, idleCount, waitingCount } = this.db.pool;
-    return { total: totalCount, idle: idleCount, waiting: waitingCount };
+    return { total: totalCount, idle: idleCount, waiting: waitingCount, shed: this.db.shedCount };
   }
 
   async ping(): Promise<void> {
