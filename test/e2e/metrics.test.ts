@@ -1,8 +1,10 @@
-import { rename } from 'node:fs/promises';
+import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { eventually, put, sha256 } from '../helpers/e2e.js';
+import { spawnServe } from '../helpers/process.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
@@ -38,6 +40,28 @@ describe('metrics listener', () => {
     expect(on.metricsPort).toBe(9464);
     expect(on.metricsHost).toBe('127.0.0.1');
     expect(s.server.config.metricsPort).toBeGreaterThan(0);
+  });
+
+  it('`cairn serve` prints where it is and answers there', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'cairn-metrics-'));
+    const p = await spawnServe(dataDir, { CAIRN_METRICS_PORT: '0' });
+    try {
+      const url = /Metrics\s+(http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(p.banner)?.[1];
+      expect(url, p.banner).toBeDefined();
+      expect((await fetch(`${url}/ready`)).status).toBe(200);
+      expect(await (await fetch(`${url}/metrics`)).text()).toContain('cairn_http_requests_total');
+    } finally {
+      await p.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+    const without = await mkdtemp(path.join(tmpdir(), 'cairn-metrics-'));
+    const q = await spawnServe(without);
+    try {
+      expect(q.banner).not.toContain('Metrics');
+    } finally {
+      await q.stop();
+      await rm(without, { recursive: true, force: true });
+    }
   });
 
   it('counts requests by route template, method and status, with latency and bytes', async () => {

@@ -154,15 +154,17 @@ export interface PrivateRedis {
   close(): Promise<void>;
 }
 
-export async function startPrivateRedis(port: number): Promise<PrivateRedis> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'cairn-fault-redis-'));
+/**
+ * A server run as a child process over a folder of its own: `kill` is SIGKILL (connections
+ * drop at once, as when a host or container dies), `start` runs it again on the same port and
+ * folder, `close` kills it and removes the folder.
+ */
+async function childServer(port: number, name: string, command: (dir: string) => [string, string[]]) {
+  const dir = await mkdtemp(path.join(tmpdir(), `cairn-fault-${name}-`));
   let child: ChildProcess | null = null;
   const start = async () => {
-    child = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-      { stdio: 'ignore' },
-    );
+    const [file, args] = command(dir);
+    child = spawn(file, args, { stdio: 'ignore' });
     await waitForPort(port);
   };
   const kill = async () => {
@@ -174,7 +176,6 @@ export async function startPrivateRedis(port: number): Promise<PrivateRedis> {
   };
   await start();
   return {
-    url: `redis://127.0.0.1:${port}`,
     start,
     kill,
     close: async () => {
@@ -182,6 +183,14 @@ export async function startPrivateRedis(port: number): Promise<PrivateRedis> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+export async function startPrivateRedis(port: number): Promise<PrivateRedis> {
+  const server = await childServer(port, 'redis', (dir) => [
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+  ]);
+  return { url: `redis://127.0.0.1:${port}`, ...server };
 }
 
 export interface PrivateS3 {
@@ -196,39 +205,20 @@ export interface PrivateS3 {
 
 /** s3rver in a child process (so it can be killed mid-request), over a folder that outlives it. */
 export async function startPrivateS3(port: number): Promise<PrivateS3> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'cairn-fault-s3-'));
   const cli = path.join(
     path.dirname(createRequire(import.meta.url).resolve('s3rver/package.json')),
     'bin',
     's3rver.js',
   );
   const bucket = 'cairn-faults';
-  let child: ChildProcess | null = null;
-  const start = async () => {
-    child = spawn(
-      process.execPath,
-      [cli, '-d', dir, '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', bucket],
-      { stdio: 'ignore' },
-    );
-    await waitForPort(port);
-  };
-  const kill = async () => {
-    const c = child;
-    child = null;
-    if (!c) return;
-    c.kill('SIGKILL');
-    await exited(c);
-  };
-  await start();
+  const server = await childServer(port, 's3', (dir) => [
+    process.execPath,
+    [cli, '-d', dir, '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', bucket],
+  ]);
   return {
     endpoint: `http://127.0.0.1:${port}`,
     bucket,
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    start,
-    kill,
-    close: async () => {
-      await kill();
-      await rm(dir, { recursive: true, force: true });
-    },
+    ...server,
   };
 }

@@ -27,6 +27,23 @@ export interface FaultStack {
   close(): Promise<void>;
 }
 
+/**
+ * Real time that a test can hold still: while frozen, rate-limit windows neither slide nor refill,
+ * so how many calls of a burst pass does not depend on how fast a loaded machine sends them.
+ */
+export class FreezableClock implements Clock {
+  private frozenAt: number | null = null;
+  now(): number {
+    return this.frozenAt ?? Date.now();
+  }
+  freeze(): void {
+    this.frozenAt = Date.now();
+  }
+  thaw(): void {
+    this.frozenAt = null;
+  }
+}
+
 /** Ports: base (PostgreSQL), base+1 (Redis), base+2 (S3); each test file has its own base. */
 export async function startFaultStack(basePort: number, env: Record<string, string> = {}, clock?: Clock) {
   const pg = await startPrivatePostgres(basePort);

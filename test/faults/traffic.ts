@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 
 /**
@@ -30,6 +31,8 @@ export class Traffic extends EventEmitter {
   readonly refusedUploads = new Set<string>();
   readonly violations: string[] = [];
   readonly counts = { ok: 0, refused: 0, byStatus: new Map<number, number>() };
+  /** Each refusal's message, counted (what a timed-out wait reports). */
+  readonly reasons = new Map<string, number>();
   private running = false;
   private workers: Promise<void>[] = [];
   private seq = 0;
@@ -84,13 +87,16 @@ export class Traffic extends EventEmitter {
       refused: this.counts.refused,
       stored: this.stored.size,
       byStatus: Object.fromEntries(this.counts.byStatus),
+      reasons: Object.fromEntries(this.reasons),
       violations: this.violations.slice(0, 5),
     };
   }
 
   private async worker(n: number): Promise<void> {
-    while (this.running) {
-      const pick = (this.seq + n) % 4;
+    // Each worker cycles upload, read, read, list (offset by its number), so the mix holds
+    // whether uploads succeed or are refused fast.
+    for (let turn = n; this.running; turn++) {
+      const pick = turn % 4;
       if (pick === 0 || this.stored.size === 0) await this.upload();
       else if (pick === 3) await this.list();
       else await this.read();
@@ -108,6 +114,9 @@ export class Traffic extends EventEmitter {
       });
       const body = Buffer.from(await res.arrayBuffer());
       this.judge(op, method, url, res, body);
+      // Over the tenant's rate limit, wait as told, like any well-behaved client: spinning on
+      // instant 429s would only load the machine.
+      if (res.status === 429) await sleep(1000 * Number(res.headers.get('retry-after') ?? 1));
       return { status: res.status, body, headers: res.headers };
     } catch (err) {
       const e = err as Error;
@@ -137,6 +146,8 @@ export class Traffic extends EventEmitter {
         const json = JSON.parse(text) as { error: { code: unknown; request_id: unknown } };
         code = json.error.code;
         requestId = json.error.request_id;
+        const reason = `${op} ${res.status}: ${String((json.error as { message?: unknown }).message)}`;
+        this.reasons.set(reason, (this.reasons.get(reason) ?? 0) + 1);
       } catch {
         code = undefined;
       }
