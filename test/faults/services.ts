@@ -1,11 +1,12 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chownSync, existsSync, readdirSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 
 /**
@@ -15,6 +16,7 @@ import pg from 'pg';
  */
 
 const run = promisify(execFile);
+const LOGS = path.resolve(import.meta.dirname, '../../test-output/faults');
 
 /** The PostgreSQL server binaries (Debian keeps them outside PATH), highest version first. */
 function postgresBin(): string | null {
@@ -53,14 +55,22 @@ export function faultTestsRunnable(file: string, missing: string | null = faultS
   return false;
 }
 
-/** Resolves when something accepts TCP connections on the port (or rejects after `timeoutMs`). */
-export async function waitForPort(port: number, timeoutMs = 30_000): Promise<void> {
+/**
+ * Resolves when something accepts TCP connections on the port; rejects after `timeoutMs`, or
+ * at once when `child` (the server meant to listen there) exits. The ports lie in Linux's
+ * ephemeral range, so a probe (or a client retrying) can connect to itself while nothing
+ * listens: such a connection is not taken for the server.
+ */
+export async function waitForPort(port: number, timeoutMs = 30_000, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (child && (child.exitCode !== null || child.signalCode !== null))
+      throw new ChildExited(`server for port ${port} exited (${child.exitCode ?? child.signalCode})`);
     const open = await new Promise<boolean>((resolve) => {
       const socket = net.connect({ host: '127.0.0.1', port }, () => {
+        const self = socket.localPort === port;
         socket.destroy();
-        resolve(true);
+        resolve(!self);
       });
       socket.on('error', () => resolve(false));
     });
@@ -69,6 +79,8 @@ export async function waitForPort(port: number, timeoutMs = 30_000): Promise<voi
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+class ChildExited extends Error {}
 
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -106,8 +118,18 @@ export async function startPrivatePostgres(port: number): Promise<PrivatePostgre
   await as('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`;
   const ctl = (args: string[]) => as('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), ...args]);
+  // Cairn's pool retrying while the server is down can briefly hold the port (a connection to
+  // itself, see waitForPort); the postmaster then fails to bind and exits: start it again.
   const start = async () => {
-    await ctl(['-w', '-t', '60', '-o', options, 'start']);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await ctl(['-w', '-t', '60', '-o', options, 'start']);
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+      }
+    }
   };
   await start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -122,7 +144,12 @@ export async function startPrivatePostgres(port: number): Promise<PrivatePostgre
     port,
     start,
     restart: async () => {
-      await ctl(['-w', '-t', '60', '-m', 'fast', '-o', options, 'restart']);
+      try {
+        await ctl(['-w', '-t', '60', '-m', 'fast', '-o', options, 'restart']);
+      } catch {
+        // Stopped, but the start half failed (see start): the retrying start finishes it.
+        await start();
+      }
     },
     stop: async (mode = 'fast') => {
       await ctl(['-w', '-t', '60', '-m', mode, 'stop']);
@@ -163,9 +190,24 @@ async function childServer(port: number, name: string, command: (dir: string) =>
   const dir = await mkdtemp(path.join(tmpdir(), `cairn-fault-${name}-`));
   let child: ChildProcess | null = null;
   const start = async () => {
-    const [file, args] = command(dir);
-    child = spawn(file, args, { stdio: 'ignore' });
-    await waitForPort(port);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const [file, args] = command(dir);
+      // Its output goes to test-output/ (gitignored): why a server died is there.
+      mkdirSync(LOGS, { recursive: true });
+      const out = openSync(path.join(LOGS, `${name}-${port}.log`), 'a');
+      const c = spawn(file, args, { stdio: ['ignore', out, out] });
+      closeSync(out);
+      child = c;
+      try {
+        await waitForPort(port, Math.max(0, deadline - Date.now()), c);
+        return;
+      } catch (err) {
+        // The port was briefly held (a client that connected to itself while the server was
+        // down, see waitForPort): the server exits with EADDRINUSE; start it again.
+        if (!(err instanceof ChildExited) || Date.now() > deadline) throw err;
+      }
+    }
   };
   const kill = async () => {
     const c = child;
@@ -215,10 +257,17 @@ export async function startPrivateS3(port: number): Promise<PrivateS3> {
     process.execPath,
     [cli, '-d', dir, '-a', '127.0.0.1', '-p', String(port), '--silent', '--configure-bucket', bucket],
   ]);
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    bucket,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-    ...server,
-  };
+  const endpoint = `http://127.0.0.1:${port}`;
+  const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+  // s3rver removes a folder once its last object is deleted, and a PUT racing that removal
+  // crashes it (ENOENT, an unhandled 'error' event). Cairn creates and deletes staging objects
+  // all the time, so one object that stays keeps the folder: the fault tests' S3 dies only
+  // when they kill it.
+  const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
+  try {
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'staging/keep', Body: 'keeps the folder' }));
+  } finally {
+    client.destroy();
+  }
+  return { endpoint, bucket, credentials, ...server };
 }
