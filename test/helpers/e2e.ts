@@ -127,6 +127,15 @@ export function expectError(r: ApiResult, status: number, code: string): void {
   expect(e.request_id).toBe(r.headers.get('x-request-id'));
 }
 
+/**
+ * An error body without its request id, which differs on every response: for comparing answers
+ * that must otherwise be identical (nothing revealing which case was hit).
+ */
+export function withoutRequestId(body: string | Rec): Rec {
+  const json = (typeof body === 'string' ? JSON.parse(body) : body) as Rec;
+  return json?.error ? { ...json, error: { ...json.error, request_id: undefined } } : json;
+}
+
 /** Polls `check` until it returns true (for asynchronous cleanup we cannot await directly). */
 export async function eventually(
   check: () => Promise<boolean> | boolean,
