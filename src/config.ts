@@ -79,6 +79,17 @@ const ConfigSchema = z.object({
     .string()
     .regex(/^[a-z_][a-z0-9_]{0,62}$/)
     .optional(),
+  /**
+   * PostgreSQL bounds: a statement running longer is cancelled, a connection not had (new or
+   * free in the pool) within the connect bound fails the call; both answer 503 + Retry-After.
+   */
+  databaseStatementTimeoutSeconds: z.coerce.number().positive().default(10),
+  databaseConnectTimeoutSeconds: z.coerce.number().positive().default(5),
+  /** Calls that may wait for a pooled connection at once; more are refused at once (503). */
+  databaseMaxWaiting: z.coerce.number().int().min(1).default(200),
+  /** Address and port of the metrics and readiness listener (off unless a port is set). */
+  metricsHost: z.string().min(1).default('127.0.0.1'),
+  metricsPort: port.optional(),
   redisUrl: z.string().optional(),
   redisPrefix: z.string().optional(),
   s3Bucket: z.string().optional(),
@@ -178,6 +189,11 @@ export function loadConfig(flags: ConfigInput, env: Env): Config {
     downloadOrigin: nonEmpty(env.CAIRN_DOWNLOAD_ORIGIN),
     databaseUrl: nonEmpty(env.CAIRN_DATABASE_URL),
     databaseSchema: nonEmpty(env.CAIRN_DATABASE_SCHEMA),
+    databaseStatementTimeoutSeconds: nonEmpty(env.CAIRN_DATABASE_STATEMENT_TIMEOUT_SECONDS),
+    databaseConnectTimeoutSeconds: nonEmpty(env.CAIRN_DATABASE_CONNECT_TIMEOUT_SECONDS),
+    databaseMaxWaiting: nonEmpty(env.CAIRN_DATABASE_MAX_WAITING),
+    metricsHost: nonEmpty(env.CAIRN_METRICS_HOST),
+    metricsPort: nonEmpty(env.CAIRN_METRICS_PORT),
     redisUrl: nonEmpty(env.CAIRN_REDIS_URL),
     redisPrefix: nonEmpty(env.CAIRN_REDIS_PREFIX),
     s3Bucket: nonEmpty(env.CAIRN_S3_BUCKET),

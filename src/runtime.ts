@@ -7,7 +7,7 @@ import { FsBlobStore } from './adapters/fs-blobs/fs-blob-store.js';
 import { MemoryRateLimiter } from './adapters/memory-limiter/memory-rate-limiter.js';
 import { SqliteMetadataStore } from './adapters/sqlite/index.js';
 import type { Config } from './config.js';
-import type { Logger, Origins } from './core/context.js';
+import type { CoreObserver, Logger, Origins } from './core/context.js';
 import { type Core, createCore } from './core/index.js';
 import { UrlSigner } from './core/signing.js';
 import type { AbuseSink } from './ports/abuse-sink.js';
@@ -54,7 +54,7 @@ export async function createAdapters(
     store,
     accounts: store.accounts,
     blobs: await createBlobStore(config),
-    limiter: await createRateLimiter(config),
+    limiter: await createRateLimiter(config, log),
     abuse: sinks.length === 1 ? (sinks[0] as AbuseSink) : new FanoutAbuseSink(sinks),
   };
 }
@@ -64,6 +64,9 @@ export async function createMetadataStore(config: Config): Promise<MetadataStore
   const { PostgresMetadataStore } = await import('./adapters/postgres/index.js');
   return new PostgresMetadataStore({
     connectionString: config.databaseUrl,
+    statementTimeoutMs: config.databaseStatementTimeoutSeconds * 1000,
+    connectTimeoutMs: config.databaseConnectTimeoutSeconds * 1000,
+    maxWaiting: config.databaseMaxWaiting,
     ...(config.databaseSchema ? { schema: config.databaseSchema } : {}),
   });
 }
@@ -80,12 +83,16 @@ async function createBlobStore(config: Config): Promise<BlobStore> {
   });
 }
 
-async function createRateLimiter(config: Config): Promise<RateLimiter> {
+async function createRateLimiter(config: Config, log: Logger): Promise<RateLimiter> {
   if (!config.redisUrl) return new MemoryRateLimiter();
   const { RedisRateLimiter } = await import('./adapters/redis-limiter/index.js');
   return new RedisRateLimiter({
     url: config.redisUrl,
     ...(config.redisPrefix ? { keyPrefix: config.redisPrefix } : {}),
+    onOutage: (event, err) =>
+      event === 'lost'
+        ? log.warn({ err: String(err) }, 'Redis unreachable: rate limits are enforced per instance until it is back')
+        : log.info({}, 'Redis reachable again: rate limits are shared across instances'),
   });
 }
 
@@ -104,6 +111,8 @@ export interface RuntimeOptions {
   adapters?: Adapters;
   /** Where abuse reports are written as JSON lines; default stderr. */
   operatorLog?: Writable;
+  /** Told of the core's countable events (the metrics). */
+  observer?: CoreObserver;
 }
 
 /**
@@ -131,6 +140,7 @@ export async function createRuntime(
     directDownloads: config.s3DirectDownloads,
     maxUploadsPerTenant: config.maxUploadsPerTenant,
     log,
+    ...(opts.observer ? { observer: opts.observer } : {}),
   });
   const close = async () => {
     await core.sweeper.stop();

@@ -6,8 +6,12 @@ import { buildApiApp } from './http/api/app.js';
 import { ConnectionDrain } from './http/connection-drain.js';
 import { buildContentApp } from './http/content/app.js';
 import { hostedPlugin } from './http/hosted.js';
+import { buildOpsApp } from './http/ops-listener.js';
 import { buildViewerApp } from './http/viewer/app.js';
 import { raiseMallocThresholds } from './malloc-thresholds.js';
+import { createOps } from './metrics/ops.js';
+import type { ListenerName } from './metrics/registry.js';
+import { checkReadiness, readinessChecks } from './readiness.js';
 import { createRuntime, originsOf, type RuntimeOptions } from './runtime.js';
 
 export interface RunningServer {
@@ -37,18 +41,32 @@ export async function startServer(
   // Before anything is listening: request bodies' memory is then reused rather than faulted in
   // again after every collection (see malloc-thresholds.ts).
   raiseMallocThresholds();
-  const runtime = await createRuntime(config, opts);
+  const ops = config.metricsPort === undefined ? null : createOps();
+  const runtime = await createRuntime(config, { ...opts, ...(ops ? { observer: ops.metrics.observer } : {}) });
   const { core } = runtime;
   const appOpts = {
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
     bodyIdleTimeoutSeconds: config.uploadIdleTimeoutSeconds,
   };
+  const counted = (listener: ListenerName) => (ops ? { metrics: ops.listenerMetrics(listener) } : {});
   const accounts = createAccounts(core, runtime.adapters.accounts);
-  const api = await buildApiApp(core, { ...appOpts, plugins: [hostedPlugin(accounts, config)] });
-  const viewer = await buildViewerApp(core, appOpts);
-  const content = await buildContentApp(core, appOpts);
+  const api = await buildApiApp(core, { ...appOpts, ...counted('api'), plugins: [hostedPlugin(accounts, config)] });
+  const viewer = await buildViewerApp(core, { ...appOpts, ...counted('viewer') });
+  const content = await buildContentApp(core, { ...appOpts, ...counted('content') });
   const apps = [api, viewer, content];
+  let draining = false;
+  const opsApp = ops
+    ? await buildOpsApp(
+        ops.metrics,
+        async () =>
+          draining
+            ? { ready: false, checks: { shutdown: 'failed: shutting down' } }
+            : checkReadiness(readinessChecks(runtime.adapters)),
+        config.logLevel,
+      )
+    : null;
+  ops?.watch(runtime.adapters);
   const drain = new ConnectionDrain();
   for (const a of apps) drain.track(a);
   let firstRunApiKey: string | null;
@@ -56,11 +74,12 @@ export async function startServer(
     await listenAs(api, 'API', config.host, config.apiPort);
     await listenAs(viewer, 'viewer', config.host, config.viewerPort);
     await listenAs(content, 'content', config.host, config.contentPort);
+    if (opsApp) await listenAs(opsApp, 'metrics', config.metricsHost, config.metricsPort ?? 0);
     // Only once all three ports are ours: the default key is printed once, so a start that fails
     // to bind (a busy port) must not create the tenant and lose its key with the process.
     firstRunApiKey = await core.tenants.ensureDefault();
   } catch (err) {
-    await Promise.allSettled(apps.map((a) => a.close()));
+    await Promise.allSettled([...apps, ...(opsApp ? [opsApp] : [])].map((a) => a.close()));
     await runtime.close();
     throw err;
   }
@@ -69,6 +88,7 @@ export async function startServer(
     { api: boundPort(api), viewer: boundPort(viewer), content: boundPort(content) },
     opts.env ?? {},
   );
+  if (opsApp) bound.metricsPort = boundPort(opsApp);
   // Origins are read per request, so filling them in after binding (port 0 in tests) is enough.
   Object.assign(core.deps.origins, originsOf(bound));
   core.sweeper.start(config.sweepIntervalSeconds * 1000);
@@ -82,6 +102,8 @@ export async function startServer(
     firstRunApiKey,
     close() {
       closing ??= (async () => {
+        // Readiness fails first, so a load balancer stops sending before the listeners close.
+        draining = true;
         // close() drops the keep-alive connections that are idle at that moment; one whose last
         // response was still being written turns idle a moment later and would hold the listener
         // open until the keep-alive timeout (72 s). Keep dropping idle ones until all are closed,
@@ -92,6 +114,7 @@ export async function startServer(
         }, 50);
         await Promise.allSettled(apps.map((a) => a.close()));
         clearInterval(idle);
+        await opsApp?.close();
         await runtime.close();
       })();
       return closing;
@@ -106,6 +129,7 @@ const PORT_SETTING = {
   API: ['CAIRN_API_PORT', '--api-port'],
   viewer: ['CAIRN_VIEWER_PORT', '--viewer-port'],
   content: ['CAIRN_CONTENT_PORT', '--content-port'],
+  metrics: ['CAIRN_METRICS_PORT', null],
 } as const;
 
 async function listenAs(app: FastifyInstance, name: keyof typeof PORT_SETTING, host: string, port: number) {
@@ -118,7 +142,7 @@ async function listenAs(app: FastifyInstance, name: keyof typeof PORT_SETTING, h
     const why = code === 'EADDRINUSE' ? 'another program is listening there' : 'permission denied';
     throw new ListenError(
       `the ${name} listener cannot use port ${port} on ${host}: ${why}. Stop that program or choose another ` +
-        `port with ${env} (or ${flag}).`,
+        `port with ${env}${flag ? ` (or ${flag})` : ''}.`,
     );
   }
 }

@@ -44,7 +44,7 @@ class CairnError(Exception):
         message: human-readable text; may change, do not parse it.
         retry_after: seconds after which a retry may succeed (429 only), else ``None``.
         upgrade_url: where the tenant can lift a plan limit, when the server gives one.
-        request_id: the server's request id on 5xx answers, for support.
+        request_id: the server's request id (every error answer has one), for support.
         body: the decoded error object (``{"code", "message", "status", ...}``) or ``None``.
         after_uncertain_attempt: True when this answered a retry that followed a 5xx or network
             error, i.e. an earlier attempt of the same call may have done the work.

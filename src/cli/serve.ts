@@ -87,6 +87,9 @@ function printBanner(config: ReturnType<typeof loadConfig>, apiKey: string | nul
     `  Content  ${config.contentOrigin}`,
     `  Data     ${config.dataDir}`,
   ];
+  if (config.metricsPort !== undefined) {
+    lines.push(`  Metrics  http://${config.metricsHost}:${config.metricsPort}/metrics (readiness: /ready)`);
+  }
   if (apiKey) {
     lines.push(
       '',

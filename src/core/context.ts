@@ -4,6 +4,7 @@ import type { Clock } from '../ports/clock.js';
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import type { UrlSigner } from './signing.js';
+import type { SweepReport } from './sweeper.js';
 
 /** Public base URLs of the three listeners (plus the download host, which defaults to content). */
 export interface Origins {
@@ -36,6 +37,16 @@ export interface CoreDeps {
   /** Large uploads in flight per tenant in this process (see UploadSlots); 0 is no limit. */
   maxUploadsPerTenant?: number;
   log: Logger;
+  /** Told of what operators count (the metrics); absent, nothing is counted. */
+  observer?: CoreObserver;
+}
+
+/** Events of the core that the metrics count; each call is cheap and must not throw. */
+export interface CoreObserver {
+  /** A new artifact's bytes were stored (not a replay of an earlier upload). */
+  uploadStored(sizeBytes: number): void;
+  /** A scheduled sweeper run ended: what it removed, or null when it failed. */
+  sweepFinished(report: SweepReport | null, seconds: number): void;
 }
 
 export const blobKey = (tenantId: string, contentHash: string) => `${tenantId}/${contentHash}`;

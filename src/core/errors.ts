@@ -34,9 +34,10 @@ export interface ErrorExtras {
   /**
    * An HTTP status other than the code's own, for the few answers HTTP itself defines:
    * 408/431 for requests that cannot be read (code `invalid_request`), 503 for a transient
-   * refusal (code `server_error`, with `retryAfterSeconds`).
+   * refusal (code `server_error`, with `retryAfterSeconds`), 507 when storage is full (code
+   * `server_error`).
    */
-  status?: 408 | 431 | 503;
+  status?: 408 | 431 | 503 | 507;
 }
 
 export class CairnError extends Error {
@@ -77,7 +78,7 @@ export function toEnvelope(err: CairnError, requestId?: string): ErrorEnvelope {
     body.retry_after = err.extras.retryAfterSeconds;
   }
   if (err.extras.upgradeUrl !== undefined) body.upgrade_url = err.extras.upgradeUrl;
-  if (requestId !== undefined && err.status >= 500) body.request_id = requestId;
+  if (requestId !== undefined) body.request_id = requestId;
   return { error: body };
 }
 

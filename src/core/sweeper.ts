@@ -91,9 +91,16 @@ export class Sweeper {
     if (intervalMs <= 0 || this.timer) return;
     this.timer = setInterval(() => {
       if (this.running) return;
+      const started = performance.now();
+      const seconds = () => (performance.now() - started) / 1000;
       this.running = this.runOnce()
+        .then((report) => {
+          this.deps.observer?.sweepFinished(report, seconds());
+          return report;
+        })
         .catch((err: unknown) => {
           this.deps.log.error({ err }, 'sweeper run failed');
+          this.deps.observer?.sweepFinished(null, seconds());
           return null as unknown as SweepReport;
         })
         .finally(() => {

@@ -98,11 +98,20 @@ export class UploadService {
     staged: StagedBlob,
     idempotencyKey: string | undefined,
   ): Promise<UploadResult> {
+    let result: UploadResult;
     try {
-      return await this.commit(caller, req, staged, idempotencyKey);
-    } finally {
-      await this.deps.blobs.discard(staged);
+      result = await this.commit(caller, req, staged, idempotencyKey);
+    } catch (err) {
+      await this.deps.blobs.discard(staged).catch(() => {});
+      throw err;
     }
+    // The artifact exists now: a blob store that fails to drop the staged copy (S3 gone at this
+    // very moment) must not turn its 201 into an error the client would take for "not stored".
+    // What stays behind is swept later (stale staging; the bucket's lifecycle rule).
+    await this.deps.blobs.discard(staged).catch((err: unknown) => {
+      this.deps.log.warn({ err: String(err) }, 'staged upload not removed; the sweeper removes it later');
+    });
+    return result;
   }
 
   private async commit(
@@ -138,6 +147,7 @@ export class UploadService {
         : { idempotency: { key: idempotencyKey, notBefore: now - LIMITS.idempotencySeconds * 1000, response } }),
     });
     if (result.kind === 'replay') return { ...result.response, replayed: true };
+    this.deps.observer?.uploadStored(staged.sizeBytes);
     return { ...response, replayed: false };
   }
 

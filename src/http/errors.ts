@@ -2,9 +2,12 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { CairnError, type ErrorCode, isCairnError, toEnvelope } from '../core/errors.js';
 import type { RateDecision } from '../ports/rate-limiter.js';
 import { bodyIdleTimeout, cutStalledBodies } from './body-idle-timeout.js';
+import { dependencyFailure } from './dependency-errors.js';
 import type { ListenerOptions } from './fastify-options.js';
+import { installMetricsHooks, type ListenerMetrics } from './metrics-hooks.js';
 import { installShutdownGate } from './protocol-errors.js';
 import { setRateHeaders } from './rate-headers.js';
+import { installRequestIdHeader } from './request-id.js';
 
 /** Framework and plugin error codes mapped onto the API's stable codes. */
 const FRAMEWORK_CODES: Record<string, [ErrorCode, string]> = {
@@ -72,6 +75,8 @@ export interface ErrorHandlingOptions {
    */
   notFound?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply;
   bodyIdleTimeoutSeconds?: ListenerOptions['bodyIdleTimeoutSeconds'];
+  /** Counts the listener's requests, refusals and dependency failures. */
+  metrics?: ListenerMetrics | undefined;
 }
 
 /**
@@ -83,6 +88,8 @@ export interface ErrorHandlingOptions {
 export function installErrorHandling(app: FastifyInstance, opts: ErrorHandlingOptions = {}): void {
   const { notFound } = opts;
   const stalled = bodyIdleTimeout(opts.bodyIdleTimeoutSeconds ?? 0);
+  installRequestIdHeader(app);
+  if (opts.metrics) installMetricsHooks(app, opts.metrics);
   installShutdownGate(app);
   app.addHook('onRoute', cutStalledBodies(stalled));
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
@@ -93,13 +100,23 @@ export function installErrorHandling(app: FastifyInstance, opts: ErrorHandlingOp
       return reply
         .status(400)
         .type('application/json; charset=utf-8')
-        .send(toEnvelope(new CairnError('invalid_request', 'The client closed the connection mid-request.')));
+        .send(
+          toEnvelope(new CairnError('invalid_request', 'The client closed the connection mid-request.'), request.id),
+        );
     }
-    const known = toCairnError(err);
+    const dependency = isCairnError(err) ? null : dependencyFailure(err);
+    const known = dependency?.error ?? toCairnError(err);
     const cairn = known ?? new CairnError('server_error', 'Internal server error.');
-    if (!known || cairn.status === 500) request.log.error({ err, reqId: request.id }, 'request failed');
+    if (dependency) {
+      request.log.warn(
+        { reqId: request.id, dependency: dependency.dependency, reason: errorReason(err) },
+        'dependency unavailable',
+      );
+      opts.metrics?.metrics.dependencyFailed(dependency.dependency);
+    } else if (!known || cairn.status === 500) request.log.error({ err, reqId: request.id }, 'request failed');
     // A 503 is a transient condition we chose to report (a busy blob), not a fault.
     else if (cairn.status === 503) request.log.warn({ reqId: request.id, reason: cairn.message }, 'request deferred');
+    if (cairn.code === 'rate_limited' || cairn.code === 'quota_exceeded') opts.metrics?.metrics.refused(cairn.code);
     const decision = (err as { decision?: RateDecision }).decision;
     if (decision) setRateHeaders(reply, decision);
     if (cairn.extras.retryAfterSeconds !== undefined)
@@ -114,6 +131,8 @@ export function installErrorHandling(app: FastifyInstance, opts: ErrorHandlingOp
     return reply
       .status(404)
       .type('application/json; charset=utf-8')
-      .send(toEnvelope(new CairnError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)));
+      .send(
+        toEnvelope(new CairnError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request.id),
+      );
   });
 }

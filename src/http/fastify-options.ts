@@ -8,7 +8,9 @@ import {
 import type { TrustProxy } from '../config.js';
 import { CairnError, toEnvelope } from '../core/errors.js';
 import type { Core } from '../core/index.js';
+import type { ListenerMetrics } from './metrics-hooks.js';
 import { clientErrorHandler } from './protocol-errors.js';
+import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 
 /**
  * Fastify's own `trustProxy: <number>` fails closed (trusts no hop), so a hop count is given as
@@ -32,6 +34,8 @@ export interface ListenerOptions {
    * CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS; see bodyIdleTimeout).
    */
   bodyIdleTimeoutSeconds?: number;
+  /** Counts the listener's requests for the metrics listener (absent: nothing counted). */
+  metrics?: ListenerMetrics | undefined;
   /** Extra route groups added by later features (the API's hosted dashboard, OAuth and MCP). */
   plugins?: ((app: FastifyInstance, core: Core) => void | Promise<void>)[];
 }
@@ -57,8 +61,9 @@ export function baseOptions(
     return503OnClosing: false,
     // Bytes Node cannot parse as HTTP (oversized headers, a broken request line) get the envelope too.
     clientErrorHandler,
+    // X-Request-Id is read (and checked) by requestIdOf, never taken raw.
     requestIdHeader: false,
-    genReqId: () => `req_${Math.random().toString(36).slice(2, 12)}`,
+    genReqId: requestIdOf,
     // Session ids may be 128 characters; the router's default cap of 100 would refuse valid ones.
     routerOptions: { maxParamLength: 512 },
     // Errors raised by the router before any route runs (bad URL encoding, over-long path segment)
@@ -68,8 +73,9 @@ export function baseOptions(
       const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path segment is too long.' : 'Malformed URL.';
       reply
         .status(400)
+        .header(REQUEST_ID_HEADER, request.id)
         .type('application/json; charset=utf-8')
-        .send(toEnvelope(new CairnError('invalid_request', message)));
+        .send(toEnvelope(new CairnError('invalid_request', message), request.id));
     },
   };
 }

@@ -66,6 +66,8 @@ export interface BlobStore {
   read(key: string, range?: ByteRange, opts?: ReadOptions): Promise<Readable>;
   /** Removes the object; no error when it is already gone. */
   delete(key: string): Promise<void>;
+  /** Resolves when the store can be used (readiness): the folder is writable, the bucket answers. */
+  ping?(): Promise<void>;
   close(): Promise<void>;
   /**
    * For presigned uploads on object storage: a URL (and headers) the client PUTs exactly

@@ -199,6 +199,10 @@ export interface MetadataStore {
    * migration is applied once). Rejects, changing nothing, when the schema is newer than this code.
    */
   migrate(): Promise<MigrationResult>;
+  /** Resolves when the database answers a trivial query (readiness). */
+  ping?(): Promise<void>;
+  /** PostgreSQL's pool: connections open and idle, calls waiting for one, calls shed so far (metrics). */
+  poolStats?(): { total: number; idle: number; waiting: number; shed: number };
   close(): Promise<void>;
 
   // --- settings (e.g. the signing secret shared by all instances) ---

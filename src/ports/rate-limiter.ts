@@ -35,5 +35,7 @@ export interface RateLimiter {
    * when it can (see AccessService.admitNow), and `take` otherwise.
    */
   takeNow?(key: string, rule: RateRule, nowMs: number): RateDecision;
+  /** Resolves when a shared limiter's server answers (readiness); absent on in-process limiters. */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }

@@ -123,6 +123,17 @@ export function expectError(r: ApiResult, status: number, code: string): void {
     'request_id',
   ]);
   for (const k of Object.keys(e)) expect(allowed.has(k), `unexpected error field ${k}`).toBe(true);
+  // The id the response carries is the one in its envelope (and in the server's log line).
+  expect(e.request_id).toBe(r.headers.get('x-request-id'));
+}
+
+/**
+ * An error body without its request id, which differs on every response: for comparing answers
+ * that must otherwise be identical (nothing revealing which case was hit).
+ */
+export function withoutRequestId(body: string | Rec): Rec {
+  const json = (typeof body === 'string' ? JSON.parse(body) : body) as Rec;
+  return json?.error ? { ...json, error: { ...json.error, request_id: undefined } } : json;
 }
 
 /** Polls `check` until it returns true (for asynchronous cleanup we cannot await directly). */

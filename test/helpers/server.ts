@@ -113,6 +113,8 @@ export async function startTestServer(
     env?: Record<string, string>;
     /** The server's log (default: silent). */
     log?: Logger;
+    /** The listeners' own log level (Fastify, written to stderr; default silent). */
+    logLevel?: string;
     /** Where abuse reports are written as JSON lines (default: stderr). */
     operatorLog?: Writable;
     /** Wraps the real adapters the configuration selects (fault injection, see faults.ts). */
@@ -123,7 +125,14 @@ export async function startTestServer(
   const scaleout = scaleoutRequested() ? await createScaleoutBackend() : null;
   const env = { ...scaleout?.env, ...opts.env };
   const config = loadConfig(
-    { dataDir, apiPort: 0, viewerPort: 0, contentPort: 0, logLevel: 'silent', sweepIntervalSeconds: 0 },
+    {
+      dataDir,
+      apiPort: 0,
+      viewerPort: 0,
+      contentPort: 0,
+      logLevel: opts.logLevel ?? 'silent',
+      sweepIntervalSeconds: 0,
+    },
     env,
   );
   let server: RunningServer;

@@ -82,15 +82,67 @@ export interface PoolOptions {
   connectionString: string;
   schema?: string;
   max?: number;
+  /**
+   * Bounds on a slow or unreachable server, so a request fails (503) instead of hanging: a
+   * statement running longer is cancelled by PostgreSQL (statement_timeout) and, should the
+   * server go silent, by the client 2 s later; a connection (new, or a free one from the pool)
+   * not had within `connectTimeoutMs` fails the call. Unset: no bound (admin commands).
+   */
+  statementTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  /** Calls that may wait for a pooled connection at once; more are refused at once (load shedding). */
+  maxWaiting?: number;
 }
 
 export function clientConfig(options: PoolOptions): pg.PoolConfig {
   const config: pg.PoolConfig = { connectionString: options.connectionString, types: TYPES };
-  // A startup parameter, so every connection of the pool (and every reconnect) has the path
-  // before its first query; a SET on 'connect' would race the first query.
-  if (options.schema !== undefined) config.options = `-c search_path=${checkSchemaName(options.schema)}`;
+  // Startup parameters, so every connection of the pool (and every reconnect) has them before
+  // its first query; a SET on 'connect' would race the first query.
+  const startup: string[] = [];
+  if (options.schema !== undefined) startup.push(`-c search_path=${checkSchemaName(options.schema)}`);
+  if (options.statementTimeoutMs !== undefined) {
+    startup.push(`-c statement_timeout=${Math.floor(options.statementTimeoutMs)}`);
+    config.query_timeout = options.statementTimeoutMs + 2_000;
+  }
+  if (startup.length > 0) config.options = startup.join(' ');
+  if (options.connectTimeoutMs !== undefined) config.connectionTimeoutMillis = options.connectTimeoutMs;
   if (options.max !== undefined) config.max = options.max;
   return config;
+}
+
+/** The message dependency-errors.ts recognises as "the database is saturated". */
+export const POOL_SATURATED = 'Connection pool saturated: too many calls waiting for a database connection';
+
+/**
+ * A pool that refuses a call outright once `maxWaiting` calls already wait for a connection:
+ * under a slow database the queue (and the memory of the requests in it) stays bounded, and the
+ * refused requests get a 503 at once rather than after the connect timeout.
+ */
+class SheddingPool extends pg.Pool {
+  /** Calls refused so far because the queue was full. */
+  shed = 0;
+
+  constructor(
+    config: pg.PoolConfig,
+    private readonly maxWaiting: number,
+  ) {
+    super(config);
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: pg.Pool's connect has callback and promise overloads
+  override connect(...args: any[]): any {
+    if (this.waitingCount >= this.maxWaiting) {
+      this.shed++;
+      const err = new Error(POOL_SATURATED);
+      const callback = args[0] as ((e: Error) => void) | undefined;
+      if (typeof callback === 'function') {
+        process.nextTick(callback, err);
+        return undefined;
+      }
+      return Promise.reject(err);
+    }
+    return (super.connect as (...a: unknown[]) => unknown)(...args);
+  }
 }
 
 /** Deadlock and serialization failures: the transaction did nothing and may simply run again. */
@@ -105,7 +157,10 @@ export class Database {
   private closed = false;
 
   constructor(options: PoolOptions) {
-    this.pool = new pg.Pool(clientConfig(options));
+    this.pool =
+      options.maxWaiting === undefined
+        ? new pg.Pool(clientConfig(options))
+        : new SheddingPool(clientConfig(options), options.maxWaiting);
     // An idle client that loses its server emits here; without a listener the process would crash.
     this.pool.on('error', () => {});
   }
@@ -117,7 +172,7 @@ export class Database {
    */
   async tx<T>(fn: (q: Querier) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect();
+      const { client, lost, release } = await this.checkout();
       let broken: Error | undefined;
       try {
         await client.query('BEGIN');
@@ -135,9 +190,37 @@ export class Database {
         throw err;
       } finally {
         // A client whose rollback failed is in an unknown state: destroy it rather than reuse it.
-        client.release(broken);
+        release(broken ?? lost());
       }
     }
+  }
+
+  /**
+   * A client of the pool for several statements. While checked out, pg-pool listens to none of
+   * its errors, so a connection that drops between two statements (a restart, a terminated
+   * backend) would emit an unhandled 'error' and end the process; here it is noted instead, the
+   * next statement fails (503), and the client is destroyed on release rather than reused.
+   */
+  async checkout(): Promise<{ client: pg.PoolClient; lost: () => Error | undefined; release: (err?: Error) => void }> {
+    const client = await this.pool.connect();
+    let dropped: Error | undefined;
+    const onError = (err: Error) => {
+      dropped ??= err;
+    };
+    client.on('error', onError);
+    return {
+      client,
+      lost: () => dropped,
+      release: (err) => {
+        client.removeListener('error', onError);
+        client.release(err ?? dropped);
+      },
+    };
+  }
+
+  /** Calls refused so far because too many waited for a connection (see SheddingPool). */
+  get shedCount(): number {
+    return this.pool instanceof SheddingPool ? this.pool.shed : 0;
   }
 
   async close(): Promise<void> {

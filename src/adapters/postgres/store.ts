@@ -57,6 +57,10 @@ export interface PostgresMetadataStoreOptions {
   schema?: string;
   /** Pool size per instance (default 10). */
   maxConnections?: number;
+  /** Bounds on a slow or unreachable database (see PoolOptions); unset: none. */
+  statementTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  maxWaiting?: number;
 }
 
 /**
@@ -84,6 +88,9 @@ export class PostgresMetadataStore implements MetadataStore {
     this.db = new Database({
       ...connection,
       ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
+      ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
+      ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+      ...(options.maxWaiting === undefined ? {} : { maxWaiting: options.maxWaiting }),
     });
     this.credentials = new CredentialsWatch(connection);
     this.accounts = new PostgresAccountStore(this.db);
@@ -94,12 +101,31 @@ export class PostgresMetadataStore implements MetadataStore {
   }
 
   async migrate(): Promise<MigrationResult> {
-    const client = await this.db.pool.connect();
+    const { client, release } = await this.db.checkout();
+    let broken: Error | undefined;
     try {
-      return await runMigrations(client, this.schema);
+      // Building an index on a large table may take longer than a request's statement bound.
+      await client.query('SET statement_timeout = 0');
+      const result = await runMigrations(client, this.schema);
+      await client.query('RESET statement_timeout');
+      return result;
+    } catch (err) {
+      broken = err as Error;
+      throw err;
     } finally {
-      client.release();
+      // A connection left without its bound is dropped rather than handed to a request.
+      release(broken);
     }
+  }
+
+  /** Connections of the pool: open, idle, and calls waiting for one (for the metrics). */
+  poolStats(): { total: number; idle: number; waiting: number; shed: number } {
+    const { totalCount, idleCount, waitingCount } = this.db.pool;
+    return { total: totalCount, idle: idleCount, waiting: waitingCount, shed: this.db.shedCount };
+  }
+
+  async ping(): Promise<void> {
+    await this.db.pool.query('SELECT 1');
   }
 
   async close(): Promise<void> {

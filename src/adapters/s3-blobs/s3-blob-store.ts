@@ -43,6 +43,11 @@ const STAGING_ID = /^[0-9a-f]{32}$/;
 /** CopyObject copies at most 5 GiB in one request; Cairn's largest upload (presigned) is 5 GiB. */
 const MAX_SINGLE_COPY_BYTES = 5 * 1024 ** 3;
 
+/** The error a stream reports when it was stopped by the other side, not by its own failure. */
+function isAbort(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'ABORT_ERR';
+}
+
 /**
  * Blobs as objects in one bucket: `<prefix><tenant>/<sha256>`, staged under `<prefix>staging/`.
  * S3 has no rename, so `commit` is a server-side copy then a delete of the staged object; the
@@ -71,6 +76,9 @@ export class S3BlobStore implements BlobStore {
       // we hash every byte ourselves (SHA-256) anyway.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // A server that stops answering fails the call (503 to the client) instead of holding it:
+      // 5 s to connect, 30 s of silence on an open request.
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
     });
     this.landings = new LandingArea(this.client, this.bucket, this.prefix);
   }
@@ -153,7 +161,11 @@ export class S3BlobStore implements BlobStore {
       source.destroy();
       // A small body may have gone up as one PutObject before the failure was seen.
       await this.deleteObject(Key).catch(() => {});
-      // The stream's own error (file_too_large, client disconnect) explains more than the abort it caused.
+      // The stream's own error (file_too_large, client disconnect) explains more than the abort it
+      // caused; but when S3 failed first, the stream only saw an AbortError, and S3's error (an
+      // unreachable server: 503) is the cause.
+      if (uploaded.status === 'rejected' && (hashed.status === 'fulfilled' || isAbort(hashed.reason)))
+        throw uploaded.reason;
       throw hashed.status === 'rejected' ? hashed.reason : (uploaded as PromiseRejectedResult).reason;
     }
     return { stagingId, sizeBytes: counter.bytes, sha256: hashed.value };
@@ -259,6 +271,10 @@ export class S3BlobStore implements BlobStore {
 
   sweepLandings(landedBefore: number): Promise<number> {
     return this.landings.sweep(landedBefore);
+  }
+
+  async ping(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
   }
 
   async close(): Promise<void> {

@@ -85,6 +85,10 @@ export class SqliteMetadataStore implements MetadataStore {
     return this.c.migrate();
   }
 
+  async ping(): Promise<void> {
+    this.c.db.prepare('SELECT 1').get();
+  }
+
   async close(): Promise<void> {
     this.c.close();
   }

@@ -23,7 +23,7 @@ import { strictQuerystring } from './strict-query.js';
 /** The API origin: `/health`, `/v1/*`, and the OpenAPI document generated from the route schemas. */
 export async function buildApiApp(core: Core, opts: ListenerOptions): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(opts.logLevel, opts.trustProxy, [answerUnroutableReport]));
-  installErrorHandling(app, { bodyIdleTimeoutSeconds: opts.bodyIdleTimeoutSeconds });
+  installErrorHandling(app, { bodyIdleTimeoutSeconds: opts.bodyIdleTimeoutSeconds, metrics: opts.metrics });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

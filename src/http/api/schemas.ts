@@ -25,10 +25,12 @@ export const ErrorEnvelope = Type.Object(
       code: Type.String({ description: 'The stable error code to match on, e.g. `artifact_not_found`.' }),
       message: Type.String({ description: 'For people; may change.' }),
       status: Type.Integer({ description: 'The HTTP status.' }),
-      retry_after_seconds: Type.Optional(Type.Integer({ description: 'On 429 and 503: when to retry.' })),
+      retry_after_seconds: Type.Optional(Type.Integer({ description: 'On 429, 503 and 507: when to retry.' })),
       retry_after: Type.Optional(Type.Integer({ description: 'The same as retry_after_seconds.' })),
       upgrade_url: Type.Optional(Type.String({ description: 'On plan limits: where to lift them.' })),
-      request_id: Type.Optional(Type.String({ description: 'On 5xx: quote it to the operator.' })),
+      request_id: Type.Optional(
+        Type.String({ description: 'The X-Request-Id of the request: quote it to the operator.' }),
+      ),
     }),
   },
   { $id: 'ErrorEnvelope', description: 'Every non-2xx response.' },
@@ -308,7 +310,8 @@ export const Health = Type.Object({ status: Type.Literal('ok') }, { $id: 'Health
 
 /**
  * Error responses every authenticated route may give: 400 for any unknown query parameter, and
- * 503 while shutting down (or, on upload, a busy blob).
+ * 503 while shutting down, a busy blob on upload, or a dependency that is away or too slow (see
+ * docs/deploy.md).
  */
 export const authErrors = {
   400: errorResponse('`invalid_request`: a malformed or unknown parameter, field or body.'),

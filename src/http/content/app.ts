@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Core } from '../../core/index.js';
 import { installErrorHandling } from '../errors.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
@@ -12,14 +12,22 @@ import { serveArtifactBytes } from './serve-bytes.js';
  */
 export async function buildContentApp(core: Core, opts: ListenerOptions): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(opts.logLevel, opts.trustProxy));
-  const gone = {
-    error: { code: 'artifact_not_found', message: 'This link is invalid, expired or the file is gone.', status: 404 },
-  };
+  const gone = (request: FastifyRequest) => ({
+    error: {
+      code: 'artifact_not_found',
+      message: 'This link is invalid, expired or the file is gone.',
+      status: 404,
+      request_id: request.id,
+    },
+  });
   // Unknown paths answer like an unknown page (under /c/) or an unknown link (anywhere else).
   installErrorHandling(app, {
     notFound: (request, reply) =>
-      request.url.startsWith('/c/') ? pageNotFound(reply, core.deps.origins.viewer) : reply.status(404).send(gone),
+      request.url.startsWith('/c/')
+        ? pageNotFound(reply, core.deps.origins.viewer)
+        : reply.status(404).send(gone(request)),
     bodyIdleTimeoutSeconds: opts.bodyIdleTimeoutSeconds,
+    metrics: opts.metrics,
   });
   installPublicHeaders(app);
 
@@ -34,7 +42,7 @@ export async function buildContentApp(core: Core, opts: ListenerOptions): Promis
       const { id } = request.params as { id: string };
       const { exp, sig } = request.query as { exp?: string; sig?: string };
       const found = await core.sharing.resolveSigned(id, exp, sig);
-      if (!found) return reply.status(404).send(gone);
+      if (!found) return reply.status(404).send(gone(request));
       return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
     },
   });
@@ -47,7 +55,7 @@ export async function buildContentApp(core: Core, opts: ListenerOptions): Promis
     handler: async (request, reply) => {
       const { linkId } = request.params as { linkId: string };
       const found = await core.sharing.resolveLink(linkId);
-      if (!found) return reply.status(404).send(gone);
+      if (!found) return reply.status(404).send(gone(request));
       return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
     },
   });

@@ -43,7 +43,7 @@ function quotaFor(body: unknown): QuotaMode {
 
 function sendError(reply: FastifyReply, err: CairnError, headers: Record<string, string> = {}): FastifyReply {
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
-  return reply.status(err.status).type('application/json; charset=utf-8').send(toEnvelope(err));
+  return reply.status(err.status).type('application/json; charset=utf-8').send(toEnvelope(err, reply.request.id));
 }
 
 /**

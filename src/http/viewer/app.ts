@@ -12,6 +12,7 @@ export async function buildViewerApp(core: Core, opts: ListenerOptions): Promise
   installErrorHandling(app, {
     notFound: (_request, reply) => sendNotFound(core, reply),
     bodyIdleTimeoutSeconds: opts.bodyIdleTimeoutSeconds,
+    metrics: opts.metrics,
   });
   installPublicHeaders(app);
   app.get('/health', async () => ({ status: 'ok' }));
