@@ -228,10 +228,12 @@ export const TOOLS: readonly ToolDef[] = [
   defineTool({
     name: 'list_links',
     title: "List an artifact's share links",
-    description:
+    description: (listed) =>
       'List the live (unexpired, unrevoked) download links of one artifact, newest first: link_id, url, ' +
       'created_at, expires_at. Pages of `limit` (default 50, max 200); pass next_cursor as `cursor` for more. ' +
-      'Use it to find the link_id to revoke_link, or to see who could still download a file.',
+      (listed('revoke_link')
+        ? 'Use it to find the link_id to revoke_link, or to see who could still download a file.'
+        : 'Use it to see who could still download a file.'),
     tier: 'read',
     destructive: false,
     annotations: READ,

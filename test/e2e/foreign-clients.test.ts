@@ -288,7 +288,7 @@ describe('every route, called the way other clients call it', () => {
     const who = await shout({ method: 'GET', path: '/v1/whoami' });
     expect(who.status, who.text).toBe(200);
     expect(who.json).toMatchObject({ tenant_name: 'main', plan: 'pro', api_key_last_4: s.apiKey.slice(-4) });
-    expect(who.headers['x-ratelimit-limit']).toBe('100');
+    expect(who.headers['x-ratelimit-limit']).toBe('200');
   });
 
   it('POST /v1/artifacts: a JSON body sent chunked, then listed with repeated metadata keys', async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HIGHLIGHT_MAX_BYTES } from '../../src/http/render/preview/code.js';
 import { PREVIEW_MAX_BYTES } from '../../src/http/render/preview/index.js';
 import { FOLD_MAX_BYTES } from '../../src/http/render/preview/json.js';
-import { publishContent, unlockToken } from '../helpers/pages.js';
+import { publishContent, unlockInViewer, unlockToken } from '../helpers/pages.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -278,13 +278,7 @@ describe('sharing tags', () => {
       { visibility: 'unlisted', access: 'password', password: 'pw-1234', title: 'Secret title' },
     );
     const before = await shell(slug);
-    const after = await (
-      await fetch(`${s.viewerUrl}/a/${slug}/unlock`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'password=pw-1234',
-      })
-    ).text();
+    const after = await (await unlockInViewer(s, slug, 'pw-1234')).text();
     expect(after).toContain('Secret title');
     for (const page of [before, after]) {
       // The link-preview tags (the unlocked shell's <title> and heading show the page, by design).
