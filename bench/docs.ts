@@ -33,9 +33,7 @@ ${markdownTable(rows)}
 - **Servers under test run in their own processes** (Cairn, the bare Fastify and node:http
   baselines, s3rver), and the load comes from the bench process, so a server never shares its
   event loop with its client. Cairn is the real \`startServer\` over the embedded default (SQLite
-  in the data folder, blobs in \`<data>/blobs\`) in \`os.tmpdir()\`. The bare baselines start with
-  the one process setting Cairn's start applies, glibc's malloc thresholds raised
-  (\`src/malloc-thresholds.ts\`); s3rver runs as it ships.
+  in the data folder, blobs in \`<data>/blobs\`) in \`os.tmpdir()\`. s3rver runs as it ships.
 - **Rate limit.** Pro allows 100 requests/s per tenant, which would make every throughput figure a
   measurement of the limiter. The bench lifts the rule handed to the limiter (the real in-memory
   sliding-window limiter still runs on every call, with a log as short as a real plan's), and the

@@ -7,7 +7,6 @@ import { ConnectionDrain } from './http/connection-drain.js';
 import { buildContentApp } from './http/content/app.js';
 import { hostedPlugin } from './http/hosted.js';
 import { buildViewerApp } from './http/viewer/app.js';
-import { raiseMallocThresholds } from './malloc-thresholds.js';
 import { createRuntime, originsOf, type RuntimeOptions } from './runtime.js';
 
 export interface RunningServer {
@@ -34,9 +33,6 @@ export async function startServer(
   config: Config,
   opts: RuntimeOptions & { env?: Record<string, string | undefined> } = {},
 ): Promise<RunningServer> {
-  // Before anything is listening: request bodies' memory is then reused rather than faulted in
-  // again after every collection (see malloc-thresholds.ts).
-  raiseMallocThresholds();
   const runtime = await createRuntime(config, opts);
   const { core } = runtime;
   const appOpts = {
