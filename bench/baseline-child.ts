@@ -62,7 +62,7 @@ async function fileServer(file: string): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** Hashes each body as Cairn does (HashCounter: a body over 1 MiB on a worker thread) and drops it. */
+/** Hashes each body as Cairn does (HashCounter) and drops it. */
 async function hashServer(): Promise<string> {
   const server = http.createServer((req, res) => {
     const counter = new HashCounter(Number.MAX_SAFE_INTEGER);

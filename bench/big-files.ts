@@ -295,7 +295,7 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
     {
       name: `upload ${size}, for scale: a bare server that only hashes the PUT`,
       cairn: `presigned ${mbs(pre.rate)}`,
-      baseline: `node:http + Cairn's SHA-256 (worker thread), keeping nothing: ${mbs(ceiling)} (${ratio(ceiling / cp.durable)} of cp + fsync)`,
+      baseline: `node:http + Cairn's SHA-256, keeping nothing: ${mbs(ceiling)} (${ratio(ceiling / cp.durable)} of cp + fsync)`,
       figure: ratio(pre.rate / ceiling),
       target: '',
       pass: null,
