@@ -49,7 +49,8 @@ ${markdownTable(rows)}
   server piping the same file. Best of three, alternating, page cache warm for both.
 - **GET** is autocannon with 50 connections against a small artifact's record; the baseline is a
   bare Fastify route (Cairn's Fastify options) returning the same JSON. Three 4 s runs each,
-  alternating, best of each; the "for scale" row gives each process's CPU time per request.
+  alternating, best of each; the "for scale" rows give each process's CPU time per request, and a
+  second bare route that answers at the end of its event-loop turn, as Cairn answers its GETs.
 - **Lists.** One tenant is seeded with the row count above straight into the store, with
   metadata and sessions, so lists use the real indexes. Each shape (first page, a cursor 90 % of
   the way down, \`metadata.batch=b42\` (1 % of rows), \`session_id=s42\` (0.1 %)) is requested one at
