@@ -9,8 +9,8 @@ import type { BenchChild } from './ipc.js';
 import { apiCall, download, mbPerSec, putFile, uploadMultipart } from './transfer.js';
 
 /**
- * `npm run bench -- --ab <dir>`: this checkout's build (A) against another checkout's (B, with
- * `npm run build` done there), figure by figure, in one run. Each pair runs A then B, the next B
+ * `npm run bench -- --ab <dir> [--a <dir>]`: this checkout's build, or the one `--a` names (A),
+ * against another checkout's (B, with `npm run build` done there), figure by figure, in one run. Each pair runs A then B, the next B
  * then A, so neither side always meets the machine first; the report gives min / median / max of
  * each side and the median of B/A. This is how a change that exists only for speed shows that it
  * earns its place.
@@ -22,6 +22,8 @@ export const AB_FIGURES = ['presigned', 'multipart', 'download', 'get', 'small']
 export type AbFigure = (typeof AB_FIGURES)[number];
 
 export interface AbSettings {
+  /** A's build folder (`--a <dir>`); this checkout's when absent. */
+  base?: string;
   other: string;
   figures: AbFigure[];
   pairs: number;
@@ -137,7 +139,7 @@ export async function abRun(root: string, s: AbSettings, log: (line: string) => 
   const sides: Side[] = [];
   try {
     for (const [name, build] of [
-      ['A', undefined],
+      ['A', s.base],
       ['B', s.other],
     ] as const) {
       const cairn = await startCairn(path.join(root, `data-${name}`), {}, [], build);
@@ -159,7 +161,7 @@ export async function abRun(root: string, s: AbSettings, log: (line: string) => 
       results[figure] = got;
     }
     const lines = [
-      `A = this checkout, B = ${s.other}; ${s.pairs} pairs after a warm-up pair, alternating order`,
+      `A = ${s.base ?? 'this checkout'}, B = ${s.other}; ${s.pairs} pairs after a warm-up pair, alternating order`,
       '',
       '| figure | A min / median / max | B min / median / max | B / A (medians) |',
       '|---|---|---|---|',
@@ -187,7 +189,11 @@ export function abSettings(argv: string[], quick: boolean): AbSettings | null {
   const pairsAt = argv.indexOf('--pairs');
   const pairs = pairsAt >= 0 ? Number(argv[pairsAt + 1]) : 3;
   if (!Number.isInteger(pairs) || pairs < 1) throw new Error('--pairs must be a whole number ≥ 1');
+  const baseAt = argv.indexOf('--a');
+  const base = baseAt >= 0 ? argv[baseAt + 1] : undefined;
+  if (baseAt >= 0 && !base) throw new Error('--a needs the folder of a checkout (with `npm run build` done)');
   return {
+    ...(base ? { base: path.resolve(base) } : {}),
     other: path.resolve(other),
     figures,
     pairs,

@@ -13,8 +13,7 @@ import Fastify from 'fastify';
 import { HashCounter } from '../src/adapters/streams/hash-counter.js';
 import { LIMITS } from '../src/core/plans.js';
 import { baseOptions } from '../src/http/fastify-options.js';
-import { mallocThresholdsRaised, raiseMallocThresholds } from '../src/malloc-thresholds.js';
-import { MALLOC_THRESHOLDS_COMMAND, serveIpc } from './ipc.js';
+import { serveIpc } from './ipc.js';
 
 /**
  * The baselines, each in its own process like Cairn: `fastify` (bare routes returning the same
@@ -23,11 +22,6 @@ import { MALLOC_THRESHOLDS_COMMAND, serveIpc } from './ipc.js';
  * server piping one file), `hash` (a bare node:http server that hashes a request body the way
  * Cairn does and keeps nothing: the most a Node server that checks what it receives that way can
  * do on this machine) and `s3rver` (the S3 emulator writing to a temp folder).
- *
- * The bare servers start with the process setting Cairn's start applies (glibc's malloc
- * thresholds raised, src/malloc-thresholds.ts), so a baseline never pays page faults that Cairn
- * is spared: the hash-only server took 48,000-75,000 page faults per GiB without it, Cairn
- * 1,100-3,000. s3rver is measured as it ships.
  */
 export interface BaselineInfo {
   url: string;
@@ -68,7 +62,7 @@ async function fileServer(file: string): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-/** Hashes each body as Cairn does (HashCounter: a body over 1 MiB on a worker thread) and drops it. */
+/** Hashes each body as Cairn does (HashCounter) and drops it. */
 async function hashServer(): Promise<string> {
   const server = http.createServer((req, res) => {
     const counter = new HashCounter(Number.MAX_SAFE_INTEGER);
@@ -118,7 +112,6 @@ async function s3rver(): Promise<{ url: string; close(): Promise<void> }> {
 
 async function main(): Promise<void> {
   const [mode, arg = ''] = process.argv.slice(2);
-  if (mode !== 's3rver') raiseMallocThresholds();
   let url: string;
   let close = async () => {};
   if (mode === 'fastify' || mode === 'fastify-turn-end') url = await fastify(arg, mode === 'fastify-turn-end');
@@ -133,7 +126,6 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop());
   process.once('disconnect', () => void stop());
   serveIpc({ url } satisfies BaselineInfo, async (cmd) => {
-    if (cmd === MALLOC_THRESHOLDS_COMMAND) return mallocThresholdsRaised();
     throw new Error(`unknown command ${cmd}`);
   });
 }

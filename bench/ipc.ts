@@ -21,9 +21,6 @@ export type Handler = (cmd: string, args: unknown) => Promise<unknown>;
 /** Answered by every child (serveIpc) with its ProcessUsage; see withUsage. */
 export const USAGE_COMMAND = 'usage';
 
-/** Answered by the baseline children: whether the process raised glibc's malloc thresholds, as Cairn's start does. */
-export const MALLOC_THRESHOLDS_COMMAND = 'malloc-thresholds-raised';
-
 /** What a process has used so far. */
 export interface ProcessUsage {
   /** CPU time, user + system, in µs. */

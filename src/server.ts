@@ -8,7 +8,6 @@ import { buildContentApp } from './http/content/app.js';
 import { hostedPlugin } from './http/hosted.js';
 import { buildOpsApp } from './http/ops-listener.js';
 import { buildViewerApp } from './http/viewer/app.js';
-import { raiseMallocThresholds } from './malloc-thresholds.js';
 import { createOps } from './metrics/ops.js';
 import type { ListenerName } from './metrics/registry.js';
 import { checkReadiness, readinessChecks } from './readiness.js';
@@ -38,9 +37,6 @@ export async function startServer(
   config: Config,
   opts: RuntimeOptions & { env?: Record<string, string | undefined> } = {},
 ): Promise<RunningServer> {
-  // Before anything is listening: request bodies' memory is then reused rather than faulted in
-  // again after every collection (see malloc-thresholds.ts).
-  raiseMallocThresholds();
   const ops = config.metricsPort === undefined ? null : createOps();
   const runtime = await createRuntime(config, { ...opts, ...(ops ? { observer: ops.metrics.observer } : {}) });
   const { core } = runtime;

@@ -54,23 +54,6 @@ export class AccessService {
     return this.afterRateDecision(tenant, decision, opts.quota, month);
   }
 
-  /**
-   * `admit` decided without a promise, or undefined (having taken and counted nothing) when that
-   * cannot be done: the limiter must decide synchronously (the embedded one does) and, unless the
-   * quota is skipped, the tenant's request counter must be loaded here. The same decisions and
-   * refusals as `admit`. Why: on the hot path of every API call, the promises of the
-   * asynchronous form and of the hook awaiting it cost more than the admission itself.
-   */
-  admitNow(caller: Caller, opts: { quota: QuotaMode }): RateDecision | undefined {
-    const { tenant } = caller;
-    const { limiter, clock } = this.deps;
-    const now = clock.now();
-    const month = monthKey(now);
-    if (!limiter.takeNow || (opts.quota !== 'skip' && !this.requests.isLoaded(tenant.id, month))) return undefined;
-    const decision = allowedOrThrow(limiter.takeNow(tenantKey(tenant), ruleOf(PLANS[tenant.plan]), now));
-    return this.afterRateDecision(tenant, decision, opts.quota, month);
-  }
-
   /** Suspension, then the quota (its counter loaded); throws the refusal with `decision` attached. */
   private afterRateDecision(tenant: TenantRow, decision: RateDecision, quota: QuotaMode, month: string): RateDecision {
     // 401 `unauthorized` naming the suspension: how the hosted service's clients recognise it.

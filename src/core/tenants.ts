@@ -133,16 +133,6 @@ export class TenantService {
     return found;
   }
 
-  /**
-   * The caller of a key seen recently and still valid (CallerCache), without a promise; undefined
-   * for anything else, which `authenticate` then decides (and refuses).
-   */
-  cachedCaller(bearer: string | undefined): Caller | undefined {
-    if (!bearer || !API_KEY.test(bearer)) return undefined;
-    const { store, clock } = this.deps;
-    return this.callers.get(hashApiKey(bearer), store.credentialsEpoch(), clock.now());
-  }
-
   async whoami(caller: Caller): Promise<WhoAmI> {
     const { store, clock } = this.deps;
     await settleExpiry(this.deps, caller.tenant.id);

@@ -36,41 +36,15 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  * turns out to be: the tenant's for authenticated calls and for public page calls
  * whose slug resolves, the client IP's for everything else (no or a bad key, /health, unknown
  * routes). Refusals after the decision carry it (`err.decision`) to the error handler.
- *
- * A callback hook rather than an async one: the usual authenticated call (a key seen recently,
- * the embedded limiter, the tenant's request counter loaded) is admitted synchronously
- * (admitNow), which costs a fraction of the promises of the asynchronous path; anything else
- * takes that path, with the same decisions.
  */
 export function installAdmission(app: FastifyInstance, core: Core): void {
   app.decorateRequest('caller', null);
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', async (request, reply) => {
     // Read once: Fastify builds `routeOptions` anew at every access.
     const config = request.routeOptions.config;
-    if (config.ownAdmission) return done();
-    const quota = config.quota ?? 'count';
-    let admitted: boolean;
-    try {
-      admitted = config.auth === true && admitNow(core, request, reply, quota);
-    } catch (err) {
-      return done(err as Error);
-    }
-    // Outside the try: `done()` runs the rest of the request, whose errors are not admission's.
-    if (admitted) return done();
-    admit(core, request, reply, config, quota).then(() => done(), done);
+    if (config.ownAdmission) return;
+    await admit(core, request, reply, config, config.quota ?? 'count');
   });
-}
-
-/** Admits a call synchronously if it can (see AccessService.admitNow); false, having taken nothing, if not. */
-function admitNow(core: Core, request: FastifyRequest, reply: FastifyReply, quota: QuotaMode): boolean {
-  const caller = core.tenants.cachedCaller(bearerToken(request));
-  if (!caller) return false;
-  const decision = core.access.admitNow(caller, { quota });
-  if (!decision) return false;
-  setRateHeaders(reply, decision);
-  request.caller = caller;
-  holdUploadSlot(core, request, reply, caller.tenant.id);
-  return true;
 }
 
 async function admit(

@@ -8,25 +8,6 @@ export interface StagedBlob {
   readonly sha256: string;
 }
 
-/**
- * A writable a read is piped straight into: `writableLength` counts the bytes written to it that it
- * still holds, and once it has emitted 'close' it holds none and takes no more.
- */
-export interface PipeTarget {
-  readonly writableLength: number;
-  once(event: 'close', listener: () => void): unknown;
-}
-
-export interface ReadOptions {
-  /**
-   * The writable the caller pipes the stream straight into, and nothing else reads it (an HTTP
-   * response). A store reading local files may then reuse its read buffers once the target has
-   * flushed them instead of allocating one per chunk. Never pass it when the stream goes through
-   * anything that keeps chunks (a transform, a collector).
-   */
-  pipedInto?: PipeTarget;
-}
-
 export interface ByteRange {
   /** First byte, inclusive. */
   start: number;
@@ -63,7 +44,7 @@ export interface BlobStore {
   /** Size of the stored object, or null when there is none. */
   stat(key: string): Promise<{ sizeBytes: number } | null>;
   /** Streams the stored bytes, or one inclusive range of them. Rejects if the key is missing. */
-  read(key: string, range?: ByteRange, opts?: ReadOptions): Promise<Readable>;
+  read(key: string, range?: ByteRange): Promise<Readable>;
   /** Removes the object; no error when it is already gone. */
   delete(key: string): Promise<void>;
   /** Resolves when the store can be used (readiness): the folder is writable, the bucket answers. */

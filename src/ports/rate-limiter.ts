@@ -29,12 +29,6 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request against `key` (when allowed) and says whether it may proceed. */
   take(key: string, rule: RateRule, nowMs: number): Promise<RateDecision>;
-  /**
-   * The same as `take`, decided synchronously: only a limiter that keeps its windows in this
-   * process has it (the embedded one). Admission uses it to decide a request without a promise
-   * when it can (see AccessService.admitNow), and `take` otherwise.
-   */
-  takeNow?(key: string, rule: RateRule, nowMs: number): RateDecision;
   /** Resolves when a shared limiter's server answers (readiness); absent on in-process limiters. */
   ping?(): Promise<void>;
   close(): Promise<void>;

@@ -7,16 +7,6 @@ rateLimiterContract('memory', async () => {
   return { limiter, cleanup: () => limiter.close() };
 });
 
-// The synchronous form admission uses must decide exactly as `take` does: the same suite through it.
-rateLimiterContract('memory, decided synchronously (takeNow)', async () => {
-  const memory = new MemoryRateLimiter();
-  const limiter = {
-    take: async (...args: Parameters<MemoryRateLimiter['take']>) => memory.takeNow(...args),
-    close: () => memory.close(),
-  };
-  return { limiter, cleanup: () => memory.close() };
-});
-
 describe('MemoryRateLimiter specifics', () => {
   it('forgets idle keys, so memory stays bounded', async () => {
     const limiter = new MemoryRateLimiter();

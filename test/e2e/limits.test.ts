@@ -154,8 +154,8 @@ describe('API key cap', () => {
 
 describe('a key in steady use', () => {
   it('is refused the moment it is revoked, while the tenant’s other key goes on sharing one window', async () => {
-    // Several calls first: from the second on, admission decides them synchronously from the
-    // cached caller and the loaded counter (AccessService.admitNow); the revocation must still win.
+    // Several calls first: from the second on, admission finds the caller in its cache and the
+    // counter loaded; the revocation must still win.
     clock.set(Date.UTC(2026, 10, 9, 12, 0, 0));
     const key = await s.createTenant('steady', 'pro');
     const second = await s.core.tenants.createKey(await tenantOf('steady'));

@@ -11,13 +11,8 @@ import { RequestCounter } from '../../src/core/request-counter.js';
 import type { Caller } from '../../src/core/tenants.js';
 import { monthKey } from '../../src/core/time.js';
 import { ManualClock } from '../../src/ports/clock.js';
-import type { RateLimiter } from '../../src/ports/rate-limiter.js';
 
-/**
- * AccessService.admitNow, the synchronous admission of the usual API call, against `admit`: the
- * same decisions and refusals, and nothing taken or counted when it cannot decide at once. Real
- * SQLite store, real request counter, the embedded limiter.
- */
+/** AccessService.admit over a real SQLite store, the real request counter and the embedded limiter. */
 let dir: string;
 let store: SqliteMetadataStore;
 let limiter: MemoryRateLimiter;
@@ -49,63 +44,45 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('AccessService.admitNow', () => {
-  it('declines, taking and counting nothing, until the tenant counter is loaded; then decides as admit does', async () => {
+describe('AccessService.admit', () => {
+  it('takes one slot of the window per call, and counts the quota only when asked to', async () => {
     const a = access();
     const c = await caller('ten_now');
-    expect(a.admitNow(c, { quota: 'count' })).toBeUndefined();
-    expect(requests.isLoaded(c.tenant.id, MONTH)).toBe(false);
-
-    // The asynchronous path loads the counter; its decision is the first of the window.
     const first = await a.admit(c, { quota: 'count' });
     expect(first.remaining).toBe(PLANS.free.rateLimitBurst - 1);
-    const second = a.admitNow(c, { quota: 'count' });
+    const second = await a.admit(c, { quota: 'count' });
     expect(second).toMatchObject({ allowed: true, limit: 100, remaining: first.remaining - 1, resetAt: first.resetAt });
-    const third = await a.admit(c, { quota: 'count' });
-    expect(third.remaining).toBe(first.remaining - 2);
-    expect(requests.countNow(c.tenant.id, MONTH)).toBe(3);
-    // `skip` needs no counter and counts nothing; `check` reads it without counting.
-    expect(a.admitNow(c, { quota: 'skip' })?.remaining).toBe(first.remaining - 3);
-    expect(a.admitNow(c, { quota: 'check' })?.remaining).toBe(first.remaining - 4);
-    expect(requests.countNow(c.tenant.id, MONTH)).toBe(3);
+    expect(requests.countNow(c.tenant.id, MONTH)).toBe(2);
+    // `skip` ignores the quota and counts nothing; `check` reads it without counting.
+    expect((await a.admit(c, { quota: 'skip' })).remaining).toBe(first.remaining - 2);
+    expect((await a.admit(c, { quota: 'check' })).remaining).toBe(first.remaining - 3);
+    expect(requests.countNow(c.tenant.id, MONTH)).toBe(2);
   });
 
-  it('declines with a limiter that only decides asynchronously (Redis), leaving its window alone', async () => {
-    const asyncOnly: RateLimiter = { take: (...args) => limiter.take(...args), close: () => limiter.close() };
-    const a = access({ limiter: asyncOnly });
-    const c = await caller('ten_async');
-    await a.admit(c, { quota: 'count' });
-    expect(a.admitNow(c, { quota: 'count' })).toBeUndefined();
-    expect(a.admitNow(c, { quota: 'skip' })).toBeUndefined();
-    expect((await a.admit(c, { quota: 'count' })).remaining).toBe(PLANS.free.rateLimitBurst - 2);
-  });
-
-  it('refuses as admit does: rate limit, suspension and quota, each with the rate decision attached', async () => {
+  it('refuses past the rate limit, a suspended tenant and a full quota, each with the rate decision attached', async () => {
     const a = access();
     const limited = await caller('ten_limited');
-    await a.admit(limited, { quota: 'skip' });
-    for (let i = 1; i < PLANS.free.rateLimitBurst; i++) a.admitNow(limited, { quota: 'skip' });
-    expect(() => a.admitNow(limited, { quota: 'skip' })).toThrow(
-      expect.objectContaining({ code: 'rate_limited', decision: expect.objectContaining({ allowed: false }) }),
-    );
+    for (let i = 0; i < PLANS.free.rateLimitBurst; i++) await a.admit(limited, { quota: 'skip' });
+    await expect(a.admit(limited, { quota: 'skip' })).rejects.toMatchObject({
+      code: 'rate_limited',
+      decision: expect.objectContaining({ allowed: false }),
+    });
 
     const suspended = await caller('ten_suspended', true);
     await expect(a.admit(suspended, { quota: 'count' })).rejects.toMatchObject({
       code: 'unauthorized',
       message: expect.stringMatching(/suspended/),
+      decision: expect.objectContaining({ allowed: true }),
     });
-    expect(() => a.admitNow(suspended, { quota: 'count' })).toThrow(
-      expect.objectContaining({ code: 'unauthorized', decision: expect.objectContaining({ allowed: true }) }),
-    );
 
     const full = await caller('ten_full');
     await store.addRequests([{ tenantId: full.tenant.id, month: MONTH, n: PLANS.free.requestsPerMonth - 1 }]);
     await a.admit(full, { quota: 'count' });
-    expect(() => a.admitNow(full, { quota: 'count' })).toThrow(
-      expect.objectContaining({ code: 'quota_exceeded', decision: expect.objectContaining({ allowed: true }) }),
-    );
-    expect(() => a.admitNow(full, { quota: 'check' })).toThrow(expect.objectContaining({ code: 'quota_exceeded' }));
-    expect(a.admitNow(full, { quota: 'skip' })?.allowed).toBe(true);
-    await expect(a.admit(full, { quota: 'count' })).rejects.toMatchObject({ code: 'quota_exceeded' });
+    await expect(a.admit(full, { quota: 'count' })).rejects.toMatchObject({
+      code: 'quota_exceeded',
+      decision: expect.objectContaining({ allowed: true }),
+    });
+    await expect(a.admit(full, { quota: 'check' })).rejects.toMatchObject({ code: 'quota_exceeded' });
+    expect((await a.admit(full, { quota: 'skip' })).allowed).toBe(true);
   });
 });

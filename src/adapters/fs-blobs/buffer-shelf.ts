@@ -9,7 +9,7 @@
  * heap of Cairn's size (about 27 MB) can keep V8 marking without pause while transfers go on:
  * 24–38 full collections and about 1.8 s more CPU per GiB uploaded. With the shelves a 1 GiB
  * upload leaves about 0.25 MiB, and in a series of uploads that collection came after 14
- * uploads instead of 3 to 5 (docs/benchmarks.md, round 6). Buffers taken from a shelf are
+ * uploads instead of 3 to 5. Buffers taken from a shelf are
  * allocated once per process.
  *
  * A buffer given back must be one nothing will read or write any more; its old bytes stay in it,

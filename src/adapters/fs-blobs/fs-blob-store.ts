@@ -4,11 +4,10 @@ import { access, type FileHandle, mkdir, open, rename, rm, stat, unlink } from '
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { BlobStore, ByteRange, ReadOptions, StagedBlob } from '../../ports/blob-store.js';
+import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob-store.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { BufferShelf } from './buffer-shelf.js';
 import { DurableFileSink } from './durable-file-sink.js';
-import { READ_CHUNK_BYTES, RecyclingFileStream } from './recycling-file-stream.js';
 import { SmallBlobs } from './small-blobs.js';
 import { StagingArea, type StagingAreaOptions } from './staging-area.js';
 
@@ -20,8 +19,6 @@ const SYNC_EVERY = 32 * CHUNK;
 const WRITE_BUFFER = 4 * CHUNK;
 /** Full-size write buffers kept between uploads: enough for two large uploads at once. */
 const KEPT_WRITE_BUFFERS = 4;
-/** Read buffers kept between downloads (RecyclingFileStream): enough for four at once. */
-const KEPT_READ_BUFFERS = 16;
 /** Blobs up to this size are kept in `small-blobs.sqlite` (see SmallBlobs) rather than as files. */
 export const SMALL_BLOB_BYTES = 64 * 1024;
 /** The file of SmallBlobs, in the root (its name cannot be a tenant's folder). */
@@ -44,7 +41,6 @@ export class FsBlobStore implements BlobStore {
   /** Redundant staged files being removed after their commit (see commit), by staging id. */
   private readonly dropping = new Map<string, Promise<void>>();
   private readonly writeBuffers = new BufferShelf(WRITE_BUFFER, KEPT_WRITE_BUFFERS);
-  private readonly readBuffers = new BufferShelf(READ_CHUNK_BYTES, KEPT_READ_BUFFERS);
 
   constructor(opts: { root: string; staging?: StagingAreaOptions }) {
     this.root = path.resolve(opts.root);
@@ -184,22 +180,13 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async read(key: string, range?: ByteRange, opts: ReadOptions = {}): Promise<Readable> {
+  async read(key: string, range?: ByteRange): Promise<Readable> {
     const file = this.pathOf(key);
     const small = this.smallBlobs().get(key);
     if (small)
       return Readable.from([range ? small.subarray(range.start, range.end + 1) : small], { objectMode: false });
     // Opening first turns a missing file into a rejection here rather than a stream error later.
     const handle = await open(file, 'r');
-    if (opts.pipedInto) {
-      try {
-        const end = range ? range.end + 1 : (await handle.stat()).size;
-        return new RecyclingFileStream(handle, range?.start ?? 0, end, opts.pipedInto, this.readBuffers);
-      } catch (err) {
-        await handle.close();
-        throw err;
-      }
-    }
     return createReadStream('', {
       fd: handle,
       highWaterMark: CHUNK,

@@ -15,10 +15,6 @@ export class MemoryRateLimiter implements RateLimiter {
   private calls = 0;
 
   async take(key: string, rule: RateRule, nowMs: number): Promise<RateDecision> {
-    return this.takeNow(key, rule, nowMs);
-  }
-
-  takeNow(key: string, rule: RateRule, nowMs: number): RateDecision {
     let entry = this.windows.get(key);
     if (!entry) {
       entry = { hits: [], windowMs: windowMsOf(rule) };

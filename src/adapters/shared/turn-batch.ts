@@ -8,7 +8,7 @@
  * socket write and read per extra key. On SQLite the reads run one after another, synchronously;
  * there the gain is the turn's shape: all requests parsed first, then all reads, then all answers
  * written together. Answered one by one inside each socket's read callback instead, a GET took
- * twice the server's CPU on the bench's VM (docs/benchmarks.md, round 11).
+ * half the GETs per second on SQLite (an A/B, docs/architecture.md).
  *
  * `load` gets the keys in call order (the same key may appear twice) and returns one value per
  * key, in that order, or a promise of them. If it throws or rejects, every read of that batch

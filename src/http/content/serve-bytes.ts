@@ -69,17 +69,15 @@ export async function serveArtifactBytes(
     return reply.status(416).header('Content-Range', `bytes */${size}`).send();
   }
   const key = blobKey(artifact.tenantId, artifact.contentHash);
-  // Fastify pipes a stream payload straight into the response, and this origin has no onSend hook
-  // that transforms it, so the store may reuse its read buffers (see ReadOptions.pipedInto).
   if (range) {
     reply
       .status(206)
       .header('Content-Range', `bytes ${range.start}-${range.end}/${size}`)
       .header('Content-Length', String(range.end - range.start + 1));
     if (request.method === 'HEAD') return reply.send();
-    return reply.send(await blobs.read(key, range, { pipedInto: reply.raw }));
+    return reply.send(await blobs.read(key, range));
   }
   reply.status(200).header('Content-Length', String(size));
   if (request.method === 'HEAD' || size === 0) return reply.send();
-  return reply.send(await blobs.read(key, undefined, { pipedInto: reply.raw }));
+  return reply.send(await blobs.read(key));
 }
