@@ -66,9 +66,12 @@ class PagesTest(ServerTestCase):
         token = anon.unlock_page(pub.page_id, "correct horse")
         self.assertEqual(token.expires_in, 300)
         self.assertEqual(token.content_token.count("."), 2)  # a JWT
-        with urllib.request.urlopen(
-            f"http://127.0.0.1:{self.server.content_port}/c/{pub.page_id}?token={token.content_token}"
-        ) as resp:
+        page_url = f"http://127.0.0.1:{self.server.content_port}/c/{pub.page_id}?token={token.content_token}"
+        # The page shows a text preview; download=1 gives the stored bytes.
+        with urllib.request.urlopen(page_url) as resp:
+            self.assertTrue(resp.headers["Content-Type"].startswith("text/html"))
+            self.assertIn(b"secret notes", resp.read())
+        with urllib.request.urlopen(page_url + "&download=1") as resp:
             self.assertEqual(resp.read(), b"secret notes")
         self.assertTrue(anon.report_page(pub.page_id, reason="spam", detail="test"))
         self.assertTrue(anon.report_page("pg_doesnotexist0000"))

@@ -106,8 +106,14 @@ describe('--json failures are the error envelope on stderr', { timeout: 60_000 }
   it('an API error, a usage error, a bad option, no key, no server', async () => {
     const missing = await cairn(['get', 'art_AAAAAAAAAAAAAAAA', '--json']);
     expect(missing.code).toBe(1);
+    // The server's envelope as it came, request id included.
     expect(envelope(missing)).toEqual({
-      error: { code: 'artifact_not_found', message: expect.any(String), status: 404 },
+      error: {
+        code: 'artifact_not_found',
+        message: expect.any(String),
+        status: 404,
+        request_id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
+      },
     });
     const usage = await cairn(['push', 'no-such-file', '--json']);
     expect(usage.code).toBe(2);

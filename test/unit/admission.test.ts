@@ -51,7 +51,7 @@ describe('AccessService.admit', () => {
     const first = await a.admit(c, { quota: 'count' });
     expect(first.remaining).toBe(PLANS.free.rateLimitBurst - 1);
     const second = await a.admit(c, { quota: 'count' });
-    expect(second).toMatchObject({ allowed: true, limit: 100, remaining: first.remaining - 1, resetAt: first.resetAt });
+    expect(second).toMatchObject({ allowed: true, limit: 200, remaining: first.remaining - 1, resetAt: first.resetAt });
     expect(requests.countNow(c.tenant.id, MONTH)).toBe(2);
     // `skip` ignores the quota and counts nothing; `check` reads it without counting.
     expect((await a.admit(c, { quota: 'skip' })).remaining).toBe(first.remaining - 2);
