@@ -85,6 +85,18 @@ describe('bodyless calls with a JSON content type (empty body: Content-Length 0,
     expect(r.json).toEqual({ page_id: pub.json.page_id, unpublished: true });
   });
 
+  it.each(framings)('DELETE /v1/links/{link_id} revokes the link (%s)', async (framing) => {
+    const a = await put(s.apiUrl, s.apiKey, `shared ${framing}`);
+    const link = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${a.artifact_id}/links`, {});
+    expect(link.status, link.text).toBe(201);
+    const r = await call({ method: 'DELETE', path: `/v1/links/${link.json.link_id}`, ...empty(framing) });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json).toEqual({ link_id: link.json.link_id, revoked: true });
+    const listed = await call({ method: 'GET', path: `/v1/artifacts/${a.artifact_id}/links`, ...empty(framing) });
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.json).toEqual({ links: [], next_cursor: null, has_more: false });
+  });
+
   it.each(framings)('POST /v1/artifacts/{id}/complete finishes a presigned upload (%s)', async (framing) => {
     const bytes = Buffer.from(`presigned bytes ${framing}`);
     const ticket = await api(s.apiUrl, s.apiKey, 'POST', '/v1/artifacts/upload-url', {
@@ -475,6 +487,7 @@ describe('every route, called the way other clients call it', () => {
         '/v1/artifacts/{id}/download-url',
         '/v1/artifacts/batch/download-urls',
         '/v1/artifacts/{id}/links',
+        '/v1/links/{link_id}',
         '/v1/artifacts/upload-url',
         '/v1/artifacts/{id}/complete',
         '/v1/sessions',
