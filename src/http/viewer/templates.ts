@@ -9,7 +9,6 @@ import { PREVIEW_SHELL_CSS } from './preview-styles.js';
 import { genericShareTags, openShareTags, sharePanel } from './share.js';
 import { SHELL_CSS } from './styles.js';
 
-
 /** The HTML of the viewer origin. Every interpolated value goes through `html`, which escapes it. */
 
 /** `head` carries the page's link-preview tags; any other page gets only its heading in them. */
