@@ -68,6 +68,11 @@ export interface WhoAmI {
   max_active_links: number;
   rate_limit_sustained: number;
   rate_limit_burst: number;
+  /** Additive fields (servers before 0.2 omit them). */
+  usage_storage_bytes_remaining?: number;
+  usage_requests_remaining_month?: number;
+  requests_month_resets_at?: string;
+  rate_limit_unit?: 'requests_per_second';
 }
 
 export interface DownloadUrl {

@@ -7,7 +7,7 @@ import { settleExpiry } from './lifecycle.js';
 import { PLANS, type PlanName } from './plans.js';
 import type { RequestCounter } from './request-counter.js';
 import { storedHash } from './stored-hash.js';
-import { monthKey } from './time.js';
+import { monthKey, nextMonthStart, toIso } from './time.js';
 
 /** What the store keeps of an API key (see storedHash). */
 export const hashApiKey = (key: string) => storedHash(key);
@@ -31,6 +31,13 @@ export interface WhoAmI {
   max_active_links: number;
   rate_limit_sustained: number;
   rate_limit_burst: number;
+  // Beyond the spec's eleven (additive): what is left, so an agent need not do the arithmetic.
+  usage_storage_bytes_remaining: number;
+  usage_requests_remaining_month: number;
+  /** When usage_requests_month starts again from 0: the first instant of the next UTC month. */
+  requests_month_resets_at: string;
+  /** The unit of rate_limit_sustained (rate_limit_burst is a count of requests). */
+  rate_limit_unit: 'requests_per_second';
 }
 
 export class TenantService {
@@ -155,6 +162,10 @@ export class TenantService {
       max_active_links: plan.activeLinks,
       rate_limit_sustained: plan.rateLimitSustained,
       rate_limit_burst: plan.rateLimitBurst,
+      usage_storage_bytes_remaining: Math.max(0, plan.storageBytes - tenant.storageBytes),
+      usage_requests_remaining_month: Math.max(0, plan.requestsPerMonth - requests),
+      requests_month_resets_at: toIso(nextMonthStart(now)),
+      rate_limit_unit: 'requests_per_second',
     };
   }
 }

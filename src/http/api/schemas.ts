@@ -253,7 +253,19 @@ export const RevokeLinkResult = Type.Object(
 export const CreateLinkBody = Type.Object(
   {
     expires_in: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 2_592_000, default: 604_800, description: 'Lifetime in seconds.' }),
+      // No schema default: it would be filled in beside a ttl. Neither given is 7 days.
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_592_000,
+        examples: [259_200],
+        description: 'Lifetime in seconds; default 604800 (7 days).',
+      }),
+    ),
+    ttl: Type.Optional(
+      Type.String({
+        description: 'Lifetime as a duration (`s`, `m`, `h` or `d`), at most `30d`; instead of expires_in.',
+        examples: ['3d', '12h'],
+      }),
     ),
   },
   { $id: 'CreateLinkRequest', additionalProperties: false },
@@ -300,8 +312,17 @@ export const WhoAmI = Type.Object(
     plan_requests_limit_month: Type.Integer(),
     active_links: Type.Integer(),
     max_active_links: Type.Integer(),
-    rate_limit_sustained: Type.Integer(),
-    rate_limit_burst: Type.Integer(),
+    rate_limit_sustained: Type.Integer({ description: 'Requests per second, sustained.' }),
+    rate_limit_burst: Type.Integer({ description: 'Requests a burst may hold.' }),
+    usage_storage_bytes_remaining: Type.Integer({ description: 'plan_storage_limit_bytes - usage_storage_bytes.' }),
+    usage_requests_remaining_month: Type.Integer({
+      description: 'plan_requests_limit_month - usage_requests_month (0 when used up).',
+    }),
+    requests_month_resets_at: Type.String({
+      ...Timestamp,
+      description: 'When the monthly request count starts again: the first instant of the next UTC month.',
+    }),
+    rate_limit_unit: Type.Literal('requests_per_second', { description: 'The unit of rate_limit_sustained.' }),
   },
   { $id: 'WhoAmI' },
 );

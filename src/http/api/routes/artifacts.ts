@@ -140,7 +140,8 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         operationId: 'createLink',
         summary: 'Create a shareable download link',
         description:
-          'Default lifetime 7 days, at most 30 days. Counts against the plan’s active links. The body is optional.',
+          'Default lifetime 7 days, at most 30 days, given as `expires_in` seconds or as a `ttl` duration ' +
+          '(`"3d"`), not both. Counts against the plan’s active links. The body is optional.',
         tags: ['artifacts'],
         security,
         params: ArtifactIdParams,
@@ -149,12 +150,11 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
       },
     },
     async (request, reply) => {
-      const body = request.body as { expires_in?: number };
-      const link = await core.sharing.createLink(
-        callerOf(request),
-        (request.params as { id: string }).id,
-        body.expires_in,
-      );
+      const body = request.body as { expires_in?: number; ttl?: string };
+      const link = await core.sharing.createLink(callerOf(request), (request.params as { id: string }).id, {
+        expiresIn: body.expires_in,
+        ttl: body.ttl,
+      });
       return reply.status(201).send(link);
     },
   );
