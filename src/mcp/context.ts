@@ -60,6 +60,11 @@ export interface ToolDef {
   input: z.AnyZodObject;
   /** Set on non-idempotent tools: one attempt, and on 5xx/network failure this tells how to verify. */
   verifyOnAmbiguity?: string;
+  /**
+   * A correct call, shown in every argument error of the tool (the agent-experience suite checks
+   * that it passes the tool's own schema).
+   */
+  example: Record<string, unknown>;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<CallToolResult>;
 }
 
@@ -75,21 +80,38 @@ export function defineTool<S extends z.ZodRawShape>(
 
 // Shared argument schemas, with the API's rules so that the agent sees them in the tool schema.
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const LABEL_RULE = '1-128 letters, digits, ".", "_" or "-", starting with a letter or digit';
 
-export const artifactId = z.string().min(1).describe('Artifact id, art_ followed by 16 letters/digits.');
-export const sessionId = z.string().regex(LABEL, 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
-export const agentId = z.string().regex(LABEL, 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$');
+/** The id shape, checked here so a filename passed as an id is told so before any call. */
+export const artifactId = z
+  .string()
+  .regex(
+    /^art_[A-Za-z0-9]{16}$/,
+    'is not an artifact id: ids are art_ followed by 16 letters or digits (e.g. art_3fK9xQ2LmN8pR4tV); ' +
+      'find one with list_artifacts, e.g. {"filename": "report.md"}',
+  )
+  .describe('Artifact id: art_ followed by 16 letters or digits, e.g. art_3fK9xQ2LmN8pR4tV (from list_artifacts).');
+export const sessionId = z
+  .string()
+  .regex(LABEL, `must be ${LABEL_RULE}, e.g. "run-2026-11-26"`)
+  .describe(`Session label, ${LABEL_RULE}, e.g. "run-2026-11-26".`);
+export const agentId = z
+  .string()
+  .regex(LABEL, `must be ${LABEL_RULE}, e.g. "research-bot"`)
+  .describe(`Agent label, ${LABEL_RULE}, e.g. "research-bot".`);
 export const ttl = z
   .string()
   .trim()
-  .regex(/^(?:never|[1-9]\d*[smhd])$/, 'must be a count of s, m, h or d (e.g. 7d, 12h), or never')
+  .regex(/^(?:never|[1-9]\d*[smhd])$/, 'must be a count of s, m, h or d (e.g. "7d", "12h"), or "never"')
   .describe(
-    'Time to live: a count of seconds, minutes, hours or days ("3600s", "90m", "24h", "7d"), or "never" ' +
+    'Time to live, e.g. "7d": a count of seconds, minutes, hours or days ("3600s", "90m", "24h", "7d"), or "never" ' +
       '(the longest the plan allows: 90 days Free, 365 days Pro). Default 30d.',
   );
-export const limit = z.number().int().min(1).max(200).describe('Page size, 1-200 (default 50).');
-export const cursor = z.string().min(1).describe('next_cursor from the previous page.');
+export const limit = z.number().int().min(1).max(200).describe('Page size, 1-200 (default 50), e.g. 20.');
+export const cursor = z.string().min(1).describe('next_cursor from the previous page (opaque; pass it unchanged).');
 export const timestamp = z.string().min(1).describe('RFC 3339 timestamp, e.g. 2026-01-31T00:00:00Z.');
 export const metadataObject = z
   .record(z.string(), z.unknown())
-  .describe('JSON object, at most 8 KB; keys match ^[a-zA-Z][a-zA-Z0-9_-]{0,63}$ (no dots).');
+  .describe(
+    'JSON object, at most 8 KB; keys match ^[a-zA-Z][a-zA-Z0-9_-]{0,63}$ (no dots), e.g. {"type": "report", "step": 3}.',
+  );

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { ZodError } from 'zod';
+import type { ZodError, ZodTypeAny } from 'zod';
 import { CairnError } from '../client/index.js';
+import type { ToolDef } from './context.js';
 import { PathRefusedError } from './paths.js';
 
 /**
@@ -43,9 +44,29 @@ export function invalid(message: string): CallToolResult {
   return fail(message, { status: 400, code: 'invalid_request', retry_hint: 'fix_arguments' });
 }
 
-export function zodFailure(tool: string, err: ZodError): CallToolResult {
-  const issues = err.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
-  return invalid(`Invalid arguments for ${tool}: ${issues.join('; ')}`);
+/**
+ * An argument error names each wrong argument with what it should be, lists the accepted names
+ * when an unknown one was passed, and ends with a correct call of the tool to copy from.
+ */
+export function zodFailure(tool: ToolDef, err: ZodError): CallToolResult {
+  const shape = tool.input.shape as Record<string, ZodTypeAny>;
+  const accepted = Object.keys(shape);
+  const issues = err.issues.map((i) => {
+    if (i.code === 'unrecognized_keys') {
+      const unknown = i.keys.map((k) => JSON.stringify(k)).join(', ');
+      return `unknown argument ${unknown}; ${tool.name} takes ${accepted.join(', ')}`;
+    }
+    const field = i.path.length ? String(i.path[0]) : null;
+    const where = i.path.length ? i.path.join('.') : 'arguments';
+    const about = field !== null ? shape[field]?.description : undefined;
+    // The regex rules already say what is expected and give an example; other messages get the description.
+    const expected = about && !/e\.g\./.test(i.message) ? ` (expected: ${about})` : '';
+    return `${where}: ${i.message}${expected}`;
+  });
+  return invalid(
+    `Invalid arguments for ${tool.name}: ${issues.join('; ')}. Example of a correct call: ` +
+      `${tool.name} ${JSON.stringify(tool.example)}`,
+  );
 }
 
 export interface FailureContext {
@@ -55,6 +76,8 @@ export interface FailureContext {
   ambiguous?: { verify: string };
   /** Extra `_meta` fields to keep on failures too (store_artifact's idempotency key). */
   meta?: Record<string, unknown>;
+  /** The call's arguments, echoed in not-found messages. */
+  args?: Record<string, unknown>;
 }
 
 /** Maps anything a handler throws to a tool result an agent can act on. */
@@ -111,7 +134,8 @@ export function failureFrom(err: unknown, ctx: FailureContext = {}): CallToolRes
   }
   const upgrade = err.upgradeUrl ? ` Upgrade: ${err.upgradeUrl}` : '';
   const hint: RetryHint = err.status === 403 || err.status === 410 ? 'do_not_retry' : 'fix_arguments';
-  return fail(`${err.code}: ${err.message}${upgrade}`, {
+  const message = toolMessage(err, ctx.args ?? {}) ?? err.message;
+  return fail(`${err.code}: ${message}${upgrade}`, {
     ...base,
     retry_hint: hint,
     ...(err.upgradeUrl ? { upgrade_url: err.upgradeUrl } : {}),
@@ -124,4 +148,36 @@ export function failureFrom(err: unknown, ctx: FailureContext = {}): CallToolRes
  */
 function isSuspension(err: { code: string; message: string }): boolean {
   return err.code === 'unauthorized' && /suspended/i.test(err.message);
+}
+
+/**
+ * The API's messages point at its own routes; through the tools, a missing thing is named with
+ * the id the agent sent and the tool that finds real ones.
+ */
+function toolMessage(err: { code: string; message: string }, args: Record<string, unknown>): string | null {
+  const id = typeof args.artifact_id === 'string' ? args.artifact_id : null;
+  switch (err.code) {
+    case 'artifact_not_found':
+      if (id !== null && /^Page /.test(err.message)) {
+        return (
+          `no published page for ${id} in this account (never published, already taken down for good, or its ` +
+          "artifact is gone). get_artifact shows an artifact's page.public_url; publish_artifact publishes one."
+        );
+      }
+      return id === null
+        ? null
+        : `no artifact ${id} in this account (never stored here, or removed for good). Find ids with ` +
+            'list_artifacts, e.g. {"filename": "report.md"} or {"session_id": "..."}.';
+    case 'artifact_already_deleted':
+      return `artifact ${id ?? ''} was deleted; it cannot be read or shared any more. Store the file again with store_artifact if it is still needed.`;
+    case 'artifact_expired':
+      return `artifact ${id ?? ''} has expired (its ttl passed). Store the file again with store_artifact, with a longer ttl, if it is still needed.`;
+    case 'session_not_found':
+      return typeof args.session_id === 'string'
+        ? `no session ${JSON.stringify(args.session_id)} in this account (a session exists once an artifact is ` +
+            'stored with its session_id). Find sessions with list_sessions.'
+        : null;
+    default:
+      return null;
+  }
 }

@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { CairnApi, ToolContext, ToolDef } from './context.js';
 import { askToConfirm, canElicit } from './elicit-confirm.js';
+import { type GatingMode, instructionsAtInitialize, localInstructions } from './instructions.js';
 import type { OpenedFile } from './paths.js';
 import { listResources, RESOURCE_TEMPLATES, readResource } from './resources.js';
 import { fail } from './results.js';
@@ -20,20 +21,6 @@ import { runTool, TOOLS, TOOLS_BY_NAME } from './tools.js';
 
 /** The MCP surface's own version line (spec: stable at 1.x, no breaking change without v2). */
 export const MCP_SERVER_VERSION = '1.0.4';
-
-export const INSTRUCTIONS =
-  'Cairn stores files (artifacts) that must outlive this conversation, with metadata and optional session ' +
-  'labels, and shares them as download links or public pages. Store outputs with store_artifact, find them ' +
-  'with list_artifacts, share only when the user asks. Tool failures carry _meta.retry_hint.';
-
-/**
- * How destructive tools (create_download_link, delete_artifact, seal_session) are offered on a
- * local connection: `confirm` when the host advertises experimental.confirmations (listed with
- * requiresConfirmation, the host asks), `elicit` when it declares the standard elicitation
- * capability (listed; the server asks the user through elicitation/create before each call),
- * `allowed` with --allow-destructive, otherwise `hidden` (not listed, refused).
- */
-export type GatingMode = 'confirm' | 'elicit' | 'allowed' | 'hidden';
 
 export interface LocalServerOptions {
   client: CairnApi;
@@ -75,7 +62,7 @@ function subject(args: unknown): Record<string, unknown> {
 export function createLocalServer(opts: LocalServerOptions): Server {
   const server = new Server(
     { name: 'cairn', title: 'Cairn', version: MCP_SERVER_VERSION },
-    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: {}, resources: {} }, instructions: localInstructions('hidden') },
   );
 
   const mode = (): GatingMode => {
@@ -85,6 +72,8 @@ export function createLocalServer(opts: LocalServerOptions): Server {
     if (canElicit(server)) return 'elicit';
     return opts.allowDestructive ? 'allowed' : 'hidden';
   };
+  instructionsAtInitialize(server, () => localInstructions(mode()));
+
   const context = (): ToolContext => {
     const info = server.getClientVersion();
     return {
@@ -117,8 +106,11 @@ export function createLocalServer(opts: LocalServerOptions): Server {
     const result =
       m === 'hidden'
         ? fail(
-            `${tool.name} is disabled: this host does not confirm destructive actions with the user. ` +
-              'The user can enable it by starting the server with --allow-destructive (command line only).',
+            'This tool is off on this connection: this MCP host did not declare that it can ask the user to ' +
+              'confirm it (the MCP elicitation capability), and the server was not started with ' +
+              '--allow-destructive. Nothing was changed. Tell the user: they can restart the Cairn MCP server ' +
+              'with `cairn mcp --allow-destructive` (command line only), use a host that supports elicitation, ' +
+              'or use the cairn CLI. To share a file meanwhile, publish_artifact makes a web page.',
             { status: 403, code: 'destructive_tools_disabled', retry_hint: 'do_not_retry' },
           )
         : await runTool(tool, req.params.arguments, ctx, m === 'elicit' ? ask : undefined);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { CairnError, type UploadStreamOptions } from '../client/index.js';
+import { type ArtifactRecord, CairnError, type UploadStreamOptions } from '../client/index.js';
 import { agentId, defineTool, metadataObject, sessionId, type ToolContext, ttl } from './context.js';
 import { fail, failureFrom, invalid, ok } from './results.js';
 
@@ -28,33 +28,63 @@ export const storeArtifact = defineTool({
     '`path` (a local file under the directories the user allowed, up to 500 MB; streamed from disk, so ' +
     'prefer it for anything already on disk). Group related outputs with `session_id`; record the producing ' +
     'model with `model` (saved as metadata.model); set `transcript: true` for a conversation log (NDJSON ' +
-    'recommended). Every call creates a new artifact; an idempotency key is generated unless you pass one and ' +
-    'is returned in _meta.idempotency_key: repeat a failed call with the same key to avoid a duplicate. ' +
-    'For files over 500 MB use request_upload_url.',
+    'recommended). Every call creates a new artifact. If you might repeat this call (a timeout, a lost ' +
+    'answer), pass your own `idempotency_key` (any unique string, e.g. a UUID, kept for 24 hours): a repeat ' +
+    'with the same key returns the first artifact (_meta.replayed: true) instead of storing a second. Without ' +
+    'one a key is generated (_meta.idempotency_key), which helps only if you received this answer; a stored ' +
+    'copy of the same bytes, filename and session from the last 24 hours is then named in ' +
+    '_meta.possible_duplicate_of. For files over 500 MB use request_upload_url.',
+  example: {
+    filename: 'report.md',
+    content: 'IyBSZXBvcnQK',
+    session_id: 'run-2026-11-26',
+    idempotency_key: 'report-run-2026-11-26',
+  },
   tier: 'write',
   destructive: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   input: {
     filename: z.string().min(1).max(255).describe('Name to store the file under, e.g. report.md.'),
-    content: z.string().optional().describe('The bytes, base64-encoded (up to 10 MB decoded).'),
-    path: z.string().min(1).optional().describe('Local file path (relative to the server working directory).'),
-    content_type: z.string().min(1).optional().describe('MIME type; default from the extension.'),
-    session_id: sessionId.optional().describe('Session label grouping related artifacts.'),
-    agent_id: agentId.optional().describe('Producing agent label; default the MCP client name.'),
-    model: z.string().min(1).optional().describe('Producing model id; stored as metadata.model unless set.'),
+    content: z
+      .string()
+      .optional()
+      .describe('The bytes, base64-encoded (up to 10 MB decoded), e.g. "IyBSZXBvcnQK" for "# Report\\n".'),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Local file path (relative to the server working directory), e.g. out/report.md.'),
+    content_type: z.string().min(1).optional().describe('MIME type; default from the extension, e.g. text/markdown.'),
+    session_id: sessionId.optional(),
+    agent_id: agentId.optional().describe('Producing agent label; default the MCP client name, e.g. "research-bot".'),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Producing model id, e.g. "claude-sonnet-4"; stored as metadata.model unless set.'),
     metadata: metadataObject.optional(),
     ttl: ttl.optional(),
     transcript: z.boolean().optional().describe('Mark as a session transcript (metadata type=transcript).'),
-    idempotency_key: z.string().min(1).max(256).optional().describe('Reuse to repeat a call safely.'),
+    idempotency_key: z
+      .string()
+      .min(1)
+      .max(256)
+      .regex(/^[\x21-\x7e]+$/, 'must be 1-256 printable ASCII characters without spaces, e.g. a UUID')
+      .optional()
+      .describe('Pass your own when you may repeat the call, e.g. a UUID or "report-run-42"; 1-256 printable ASCII.'),
   },
   async run(args, ctx): Promise<CallToolResult> {
     if ((args.content === undefined) === (args.path === undefined)) {
-      return invalid('store_artifact needs exactly one of `content` (base64) or `path` (local file).');
+      return invalid(
+        'store_artifact needs exactly one of `content` (base64) or `path` (local file), e.g. ' +
+          '{"filename": "report.md", "content": "IyBSZXBvcnQK"}.',
+      );
     }
     const idempotencyKey = args.idempotency_key ?? randomUUID();
     const meta = { idempotency_key: idempotencyKey };
     const metadata: Record<string, unknown> = { ...args.metadata };
     if (args.model !== undefined && metadata.model === undefined) metadata.model = args.model;
+    let replayed = false;
     const opts = {
       filename: args.filename,
       contentType: args.content_type,
@@ -64,10 +94,21 @@ export const storeArtifact = defineTool({
       ttl: args.ttl,
       transcript: args.transcript,
       idempotencyKey,
+      onResponse: (info: { replayed: boolean }) => {
+        replayed = info.replayed;
+      },
+    };
+    const stored = async (record: ArtifactRecord): Promise<CallToolResult> => {
+      if (replayed) return ok(record, { ...meta, replayed: true });
+      // Only the caller's own key protects a repeat it did not see answered; without one, say so.
+      const twin = args.idempotency_key === undefined ? await earlierCopy(ctx.client, record) : null;
+      return ok(record, twin ? { ...meta, possible_duplicate_of: twin } : meta);
     };
     try {
       if (args.content !== undefined) {
-        if (!BASE64.test(args.content)) return invalid('`content` must be base64 (A-Z a-z 0-9 + / and = padding).');
+        if (!BASE64.test(args.content)) {
+          return invalid('`content` must be base64 (A-Z a-z 0-9 + / and = padding), e.g. "IyBSZXBvcnQK".');
+        }
         const bytes = Buffer.from(args.content, 'base64');
         if (bytes.length > JSON_UPLOAD_MAX) {
           return fail(
@@ -75,17 +116,46 @@ export const storeArtifact = defineTool({
             { status: 413, code: 'file_too_large', retry_hint: 'fix_arguments', ...meta },
           );
         }
-        return ok(await ctx.client.uploadBytes(bytes, opts), meta);
+        return await stored(await ctx.client.uploadBytes(bytes, opts));
       }
       if (!ctx.openLocalFile) {
         return invalid('`path` uploads need the local (stdio) Cairn MCP server; send the bytes as `content`.');
       }
-      return await uploadPath(ctx.openLocalFile, ctx.client, args.path as string, opts, meta);
+      return await stored(await uploadPath(ctx.openLocalFile, ctx.client, args.path as string, opts));
     } catch (err) {
-      return failureFrom(err, { keyHint: ctx.keyHint, meta });
+      return failureFrom(err, { keyHint: ctx.keyHint, meta, args });
     }
   },
 });
+
+const DAY_MS = 86_400_000;
+/** Copies looked at; more same-named uploads in a day than this is not a repeat by accident. */
+const TWIN_PAGE = 20;
+
+/**
+ * Another live artifact of the last 24 hours with the same bytes, filename and session, if any:
+ * a hint that an earlier call whose answer was lost did store the file. Best effort (one list
+ * call); a failure of this check never fails the upload that succeeded.
+ */
+async function earlierCopy(client: ToolContext['client'], record: ArtifactRecord): Promise<string | null> {
+  try {
+    const page = await client.listArtifacts({
+      filename: record.filename,
+      sessionId: record.session_id ?? undefined,
+      createdAfter: new Date(Date.parse(record.created_at) - DAY_MS).toISOString(),
+      limit: TWIN_PAGE,
+    });
+    const twin = page.artifacts.find(
+      (a) =>
+        a.artifact_id !== record.artifact_id &&
+        a.content_hash === record.content_hash &&
+        a.session_id === record.session_id,
+    );
+    return twin?.artifact_id ?? null;
+  } catch {
+    return null;
+  }
+}
 
 /** Attempts after the first for a path upload, as the SDK makes for its idempotent calls. */
 const PATH_RETRIES = 3;
@@ -102,22 +172,20 @@ async function uploadPath(
   openLocalFile: NonNullable<ToolContext['openLocalFile']>,
   client: ToolContext['client'],
   filePath: string,
-  opts: UploadStreamOptions,
-  meta: Record<string, unknown>,
-): Promise<CallToolResult> {
+  opts: Omit<UploadStreamOptions, 'size'>,
+): Promise<ArtifactRecord> {
   for (let attempt = 0; ; attempt++) {
     const file = await openLocalFile(filePath);
     try {
       if (file.size > PATH_UPLOAD_MAX) {
-        return fail(`${filePath} is ${file.size} bytes; the limit is 500 MB. Use request_upload_url (Pro).`, {
-          status: 413,
+        throw new CairnError({
           code: 'file_too_large',
-          retry_hint: 'fix_arguments',
-          ...meta,
+          message: `${filePath} is ${file.size} bytes; the limit is 500 MB. Use request_upload_url (Pro).`,
+          status: 413,
         });
       }
       const stream = file.handle.createReadStream({ autoClose: false });
-      return ok(await client.uploadStream(stream, { ...opts, size: file.size }), meta);
+      return await client.uploadStream(stream, { ...opts, size: file.size });
     } catch (err) {
       const wait = attempt < PATH_RETRIES ? retryWaitMs(err, attempt) : null;
       if (wait === null) throw err;

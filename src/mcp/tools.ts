@@ -34,6 +34,7 @@ export const TOOLS: readonly ToolDef[] = [
       'Check which Cairn account the API key belongs to, its plan, storage and request usage against the ' +
       'plan limits, active download links and rate limits. Use it to verify the connection or before a ' +
       'large upload to see whether it fits.',
+    example: {},
     tier: 'read',
     destructive: false,
     annotations: READ,
@@ -50,14 +51,15 @@ export const TOOLS: readonly ToolDef[] = [
       'transcript: true for session transcripts. Pages of `limit` (default 50, max 200); pass next_cursor ' +
       'as `cursor` for more. Returns records only, never file contents (use the cairn://artifact/{id}/bytes ' +
       'resource or get_artifact_download_url for bytes).',
+    example: { session_id: 'run-2026-11-26', metadata: { type: 'report' }, limit: 20 },
     tier: 'read',
     destructive: false,
     annotations: READ,
     input: {
       session_id: sessionId.optional(),
       agent_id: agentId.optional(),
-      filename: z.string().min(1).optional().describe('Exact filename.'),
-      content_type: z.string().min(1).optional().describe('Exact MIME type.'),
+      filename: z.string().min(1).optional().describe('Exact filename, e.g. report.md.'),
+      content_type: z.string().min(1).optional().describe('Exact MIME type, e.g. text/markdown.'),
       created_after: timestamp.optional(),
       created_before: timestamp.optional(),
       metadata: z
@@ -95,6 +97,7 @@ export const TOOLS: readonly ToolDef[] = [
     description:
       "Fetch one artifact's record: filename, type, size, SHA-256, metadata, session, expiry, and its public " +
       'page (page.public_url) if published. Use it to check an artifact still exists before sharing it.',
+    example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV' },
     tier: 'read',
     destructive: false,
     annotations: READ,
@@ -110,10 +113,13 @@ export const TOOLS: readonly ToolDef[] = [
       (listed('create_download_link')
         ? 'URL. Not for sharing with people (use create_download_link).'
         : 'URL. Not for sharing with people (publish a web page with publish_artifact).'),
+    example: { artifact_ids: ['art_3fK9xQ2LmN8pR4tV', 'art_9LmN2xQ8pR4tV3fK'] },
     tier: 'read',
     destructive: false,
     annotations: READ,
-    input: { artifact_ids: z.array(artifactId).min(1).max(20).describe('1 to 20 artifact ids (art_…).') },
+    input: {
+      artifact_ids: z.array(artifactId).min(1).max(20).describe('1 to 20 artifact ids, e.g. ["art_3fK9xQ2LmN8pR4tV"].'),
+    },
     run: async (args, ctx) => ok(await ctx.client.downloadUrls(args.artifact_ids)),
   }),
   defineTool({
@@ -124,6 +130,7 @@ export const TOOLS: readonly ToolDef[] = [
       (listed('create_download_link')
         ? 'sharing with people: for a shareable link use create_download_link, for a web page publish_artifact.'
         : 'sharing with people: to share a file, publish it as a web page with publish_artifact.'),
+    example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV' },
     tier: 'read',
     destructive: false,
     annotations: READ,
@@ -135,7 +142,9 @@ export const TOOLS: readonly ToolDef[] = [
     title: 'List sessions',
     description:
       'List session labels with their artifact counts, first/last artifact times and is_sealed, most recently ' +
-      'active first. Use it to find earlier work or to check whether a session is sealed before storing into it.',
+      'active first. Pages of `limit` (default 50, max 200); pass next_cursor as `cursor` for more. Use it to ' +
+      'find earlier work or to check whether a session is sealed before storing into it.',
+    example: { created_after: '2026-11-01T00:00:00Z', limit: 20 },
     tier: 'read',
     destructive: false,
     annotations: READ,
@@ -163,20 +172,21 @@ export const TOOLS: readonly ToolDef[] = [
       'Pro plan only: reserve an artifact and get a URL to PUT a large file (up to 5 GB) directly, then call ' +
       'complete_upload. Use only for files too large for store_artifact (over 500 MB). Not idempotent: each ' +
       'call reserves a new artifact, so never repeat a failed call blindly.',
+    example: { filename: 'dataset.parquet', size_bytes: 2_000_000_000, session_id: 'run-2026-11-26' },
     tier: 'write',
     destructive: false,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     verifyOnAmbiguity:
       'Check with list_artifacts (filename filter) whether a pending artifact was created before asking again.',
     input: {
-      filename: z.string().min(1).max(255),
+      filename: z.string().min(1).max(255).describe('Name to store the file under, e.g. dataset.parquet.'),
       size_bytes: z
         .number()
         .int()
         .min(1)
         .max(5 * 1024 ** 3)
-        .describe('Exact size in bytes (max 5 GiB).'),
-      content_type: z.string().min(1).optional(),
+        .describe('Exact size in bytes, at most 5 GiB (5368709120), e.g. 2000000000.'),
+      content_type: z.string().min(1).optional().describe('MIME type, e.g. application/octet-stream.'),
       session_id: sessionId.optional(),
       agent_id: agentId.optional(),
       metadata: metadataObject.optional(),
@@ -201,6 +211,7 @@ export const TOOLS: readonly ToolDef[] = [
     description:
       'Finalize an artifact reserved by request_upload_url after its bytes were PUT to the upload URL. ' +
       'Idempotent: calling it again returns the same record.',
+    example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV' },
     tier: 'write',
     destructive: false,
     annotations: WRITE_IDEMPOTENT,
@@ -211,19 +222,34 @@ export const TOOLS: readonly ToolDef[] = [
     name: 'create_download_link',
     title: 'Create a public download link',
     description:
-      'Create an unauthenticated download URL that anyone holding it can use, to share a file with people ' +
-      '(default 7 days, max 30 days via expires_in seconds). Only when the user asked to share; for a viewable ' +
-      'web page use publish_artifact, for your own access get_artifact_download_url. Not idempotent: each call ' +
-      'makes another live link.',
+      'Create an unauthenticated download URL that anyone holding it can use, to share a file with people. ' +
+      'Lifetime: `ttl` as a duration ("3d", "12h", "90m") or `expires_in` seconds (e.g. 259200), not both; ' +
+      'default 7 days, at most 30 days ("30d"). Only when the user asked to share; for a viewable web page use ' +
+      'publish_artifact, for your own access get_artifact_download_url. Not idempotent: each call makes another ' +
+      'live link (free plan: 100 live links at a time, see whoami).',
+    example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV', ttl: '3d' },
     tier: 'destroy',
     destructive: true,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     verifyOnAmbiguity: 'Ask the user whether a link arrived, or check active_links with whoami before any new call.',
     input: {
       artifact_id: artifactId,
-      expires_in: z.number().int().min(1).max(2_592_000).optional().describe('Lifetime in seconds (default 604800).'),
+      ttl: z
+        .string()
+        .trim()
+        .regex(/^[1-9]\d*[smhd]$/, 'must be a count of s, m, h or d, e.g. "3d", "12h" or "90m" (at most "30d")')
+        .optional()
+        .describe('Lifetime as a duration, e.g. "3d" or "12h" (at most "30d"). Instead of expires_in.'),
+      expires_in: z
+        .number()
+        .int()
+        .min(1)
+        .max(2_592_000)
+        .optional()
+        .describe('Lifetime in seconds, 1-2592000, e.g. 259200 for 3 days (default 604800). Instead of ttl.'),
     },
-    run: async (args, ctx) => ok(await ctx.client.createLink(args.artifact_id, { expiresIn: args.expires_in })),
+    run: async (args, ctx) =>
+      ok(await ctx.client.createLink(args.artifact_id, { expiresIn: args.expires_in, ttl: args.ttl })),
   }),
   defineTool({
     name: 'list_links',
@@ -234,6 +260,7 @@ export const TOOLS: readonly ToolDef[] = [
       (listed('revoke_link')
         ? 'Use it to find the link_id to revoke_link, or to see who could still download a file.'
         : 'Use it to see who could still download a file.'),
+    example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV' },
     tier: 'read',
     destructive: false,
     annotations: READ,
@@ -248,10 +275,19 @@ export const TOOLS: readonly ToolDef[] = [
       'Revoke one download link (lnk_…): its URL stops working at once for everyone who has it; the artifact ' +
       'and its other links stay. Only when the user asked for it. Idempotent: revoking again, or a link that ' +
       'has expired, answers the same.',
+    example: { link_id: 'lnk_8Hq2ZpX4mR7tK1vN3bYc' },
     tier: 'destroy',
     destructive: true,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    input: { link_id: z.string().regex(/^lnk_[A-Za-z0-9]{20}$/, 'a link id: lnk_ and 20 letters or digits') },
+    input: {
+      link_id: z
+        .string()
+        .regex(
+          /^lnk_[A-Za-z0-9]{20}$/,
+          'is not a link id: lnk_ and 20 letters or digits, e.g. lnk_8Hq2ZpX4mR7tK1vN3bYc',
+        )
+        .describe('Link id: lnk_ followed by 20 letters or digits, e.g. lnk_8Hq2ZpX4mR7tK1vN3bYc (from list_links).'),
+    },
     run: async (args, ctx) => ok(await ctx.client.revokeLink(args.link_id)),
   }),
   defineTool({
@@ -261,14 +297,17 @@ export const TOOLS: readonly ToolDef[] = [
       'Soft-delete an artifact: it disappears from lists, downloads, links and its page at once (removed for ' +
       'good after 30 days). Only when the user asked for it; requires confirm: true. Repeating it is harmless ' +
       '(already_deleted: true).',
+    example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV', confirm: true },
     tier: 'destroy',
     destructive: true,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     input: {
       artifact_id: artifactId,
-      confirm: z.literal(true, {
-        errorMap: () => ({ message: 'must be true: confirm the deletion (after the user agreed to it)' }),
-      }),
+      confirm: z
+        .literal(true, {
+          errorMap: () => ({ message: 'must be true: confirm the deletion (after the user agreed to it)' }),
+        })
+        .describe('Must be true: the user agreed to the deletion.'),
     },
     run: async (args, ctx) => {
       try {
@@ -285,8 +324,11 @@ export const TOOLS: readonly ToolDef[] = [
     name: 'seal_session',
     title: 'Seal a session',
     description:
-      'Close a session for good: later uploads naming it are refused with session_sealed. Irreversible (there ' +
-      'is no unseal); use it only when the user says the work in that session is final.',
+      'Seal a session: from now on no artifact can be stored with its session_id (store_artifact and ' +
+      "request_upload_url answer session_sealed). It changes nothing else: the session's artifacts stay readable, " +
+      'shareable and publishable, and can still be deleted one by one. Irreversible (there is no unseal); use it ' +
+      'only when the user says the work in that session is final.',
+    example: { session_id: 'run-2026-11-26' },
     tier: 'destroy',
     destructive: true,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -301,15 +343,20 @@ export const TOOLS: readonly ToolDef[] = [
       'shown, other types as a download card), with a provenance receipt. Returns public_url. Visibility ' +
       'defaults to unlisted; access "password" (Pro) needs `password`. Idempotent: publishing again updates ' +
       'title/visibility/access and keeps the same URL.',
+    example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV', title: 'Weekly report', visibility: 'unlisted' },
     tier: 'write',
     destructive: false,
     annotations: { ...WRITE_IDEMPOTENT, openWorldHint: true },
     input: {
       artifact_id: artifactId,
-      title: z.string().min(1).max(200).optional().describe('Shown in the page header.'),
+      title: z.string().min(1).max(200).optional().describe('Shown in the page header, e.g. "Weekly report".'),
       visibility: z.enum(['unlisted', 'public']).optional().describe('Default unlisted.'),
       access: z.enum(['none', 'password']).optional().describe('Default none; password is Pro only.'),
-      password: z.string().min(1).optional().describe('Required with access "password".'),
+      password: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Required with access "password": the one the user chose (never invent one).'),
     },
     run: async (args, ctx) =>
       ok(
@@ -325,12 +372,23 @@ export const TOOLS: readonly ToolDef[] = [
     name: 'unpublish_artifact',
     title: 'Take a page down',
     description:
-      "Take an artifact's public page down at once; the artifact itself is kept, and publishing again restores " +
-      'the same URL. Accepts the artifact id (art_…) or page id (pg_…). Idempotent.',
+      "Take an artifact's public page down at once: its URL stops working for everyone who has it. The artifact " +
+      'itself is kept, and publish_artifact again restores the same URL. Accepts the artifact id (art_…) or page ' +
+      'id (pg_…). Idempotent. Only when the user asked for it.',
+    example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV' },
     tier: 'write',
     destructive: false,
-    annotations: WRITE_IDEMPOTENT,
-    input: { artifact_id: z.string().min(1).describe('Artifact id (art_…) or page id (pg_…).') },
+    // Destructive: a live page stops answering for everyone who has its URL (idempotent, and undone by publishing again).
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+    input: {
+      artifact_id: z
+        .string()
+        .regex(
+          /^(?:art|pg)_[A-Za-z0-9]{16}$/,
+          'is neither an artifact id (art_ + 16 letters or digits) nor a page id (pg_ + 16), e.g. art_3fK9xQ2LmN8pR4tV',
+        )
+        .describe('Artifact id or page id: art_ or pg_ followed by 16 letters or digits, e.g. art_3fK9xQ2LmN8pR4tV.'),
+    },
     run: async (args, ctx) => ok(await ctx.client.unpublish(args.artifact_id)),
   }),
 ];
@@ -348,7 +406,7 @@ export async function runTool(
   confirm?: (args: Record<string, unknown>) => Promise<CallToolResult | null>,
 ): Promise<CallToolResult> {
   const parsed = tool.input.safeParse(rawArgs ?? {});
-  if (!parsed.success) return zodFailure(tool.name, parsed.error);
+  if (!parsed.success) return zodFailure(tool, parsed.error);
   const refused = confirm ? await confirm(parsed.data) : null;
   if (refused) return refused;
   try {
@@ -357,6 +415,7 @@ export async function runTool(
     return failureFrom(err, {
       keyHint: ctx.keyHint,
       ambiguous: tool.verifyOnAmbiguity ? { verify: tool.verifyOnAmbiguity } : undefined,
+      args: parsed.data,
     });
   }
 }

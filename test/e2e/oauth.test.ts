@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/core/accounts/secrets.js';
+import { hostedInstructions } from '../../src/mcp/instructions.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import { put } from '../helpers/e2e.js';
 import {
@@ -124,6 +125,8 @@ describe('authorization code flow', () => {
     const mcp = await connectHttpMcp(srv.apiUrl, t.access);
     try {
       expect((await mcp.client.listTools()).tools).toHaveLength(16);
+      // The instructions say what this grant refuses and how to lift it.
+      expect(mcp.client.getInstructions()).toBe(hostedInstructions('read'));
       expect(data(await mcp.call('whoami')).api_key_last_4).toBe(t.access.slice(-4));
       const refused = await mcp.call('store_artifact', { filename: 'a.txt', content: 'aGk=' });
       expect(refused.isError).toBe(true);

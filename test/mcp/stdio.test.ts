@@ -78,7 +78,8 @@ describe('destructive-tool gating', () => {
     for (const t of tools) {
       const needs = DESTRUCTIVE.includes(t.name);
       expect(t._meta?.requiresConfirmation === true).toBe(needs);
-      expect(t.annotations?.destructiveHint === true).toBe(needs);
+      // unpublish_artifact takes a live page down: destructive too, though not gated (publishing undoes it).
+      expect(t.annotations?.destructiveHint === true).toBe(needs || t.name === 'unpublish_artifact');
       expect(t.annotations?.readOnlyHint === true).toBe(READ_TOOLS.includes(t.name));
     }
     const byName = new Map(tools.map((t) => [t.name, t]));

@@ -12,9 +12,10 @@ import {
 import { SCOPE_OF, TIER_LABEL, tierCovers } from '../../core/accounts/scopes.js';
 import type { GrantTier } from '../../ports/account-store.js';
 import type { CairnApi, ToolContext, ToolDef } from '../context.js';
+import { hostedInstructions } from '../instructions.js';
 import { listResources, RESOURCE_TEMPLATES, readResource } from '../resources.js';
 import { fail } from '../results.js';
-import { INSTRUCTIONS, MCP_SERVER_VERSION, toolListing } from '../server.js';
+import { MCP_SERVER_VERSION, toolListing } from '../server.js';
 import { runTool, TOOLS, TOOLS_BY_NAME } from '../tools.js';
 
 export interface HostedServerOptions {
@@ -53,7 +54,7 @@ export function insufficientScope(tool: ToolDef, granted: GrantTier): CallToolRe
 export function createHostedServer(opts: HostedServerOptions): Server {
   const server = new Server(
     { name: 'cairn', title: 'Cairn', version: MCP_SERVER_VERSION },
-    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: {}, resources: {} }, instructions: hostedInstructions(opts.tier) },
   );
   const context = (): ToolContext => {
     // Stateless: clientInfo only arrives with `initialize`; later requests use the OAuth client's name.
