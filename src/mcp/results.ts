@@ -160,7 +160,7 @@ function toolMessage(err: { code: string; message: string }, args: Record<string
     case 'artifact_not_found':
       if (id !== null && /^Page /.test(err.message)) {
         return (
-          `no published page for ${id} in this account (never published, already taken down for good, or its ` +
+          `no published page for ${id} in this account (never published, or its ` +
           "artifact is gone). get_artifact shows an artifact's page.public_url; publish_artifact publishes one."
         );
       }
