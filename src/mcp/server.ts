@@ -20,7 +20,7 @@ import { fail } from './results.js';
 import { runTool, TOOLS, TOOLS_BY_NAME } from './tools.js';
 
 /** The MCP surface's own version line (spec: stable at 1.x, no breaking change without v2). */
-export const MCP_SERVER_VERSION = '1.0.4';
+export const MCP_SERVER_VERSION = '1.1.0';
 
 export interface LocalServerOptions {
   client: CairnApi;
