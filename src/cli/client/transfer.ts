@@ -147,7 +147,8 @@ async function downloadToStdout(ctx: Ctx, id: string): Promise<void> {
  * like "../../.bashrc" can never write outside the chosen folder.
  */
 export function safeFilename(name: string, fallback: string): string {
-  const base = path.posix.basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '');
+  // C0, DEL and C1: no control character of a server-chosen name reaches the disk or the terminal.
+  const base = path.posix.basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
   return base === '' || base === '.' || base === '..' ? fallback : base;
 }
 
