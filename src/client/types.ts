@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { PageSummary, DeleteResult as WireDeleteResult } from '../wire/index.js';
 
 /** Options of a CairnClient. */
 export interface CairnClientOptions {
@@ -14,113 +15,34 @@ export interface CairnClientOptions {
   fetch?: typeof fetch;
 }
 
-// ---- wire records: snake_case, exactly as docs/API.md ----
+// ---- wire records: snake_case, the server's own schemas (src/wire) ----
+// Types only: `import type` keeps TypeBox's runtime out of the SDK bundle.
 
-export interface PageRef {
-  public_url: string;
-  visibility: string;
-}
+export type {
+  ArtifactList,
+  ArtifactRecord,
+  BatchDownloadUrl,
+  BatchDownloadUrls,
+  DownloadUrl,
+  GateInfo,
+  LinkList,
+  LinkRecord,
+  ListedLink,
+  PublishResult,
+  RevokeLinkResult,
+  SealResult,
+  SessionList,
+  SessionRecord,
+  UnlockResult,
+  UnpublishResult,
+  UploadTicket,
+  WhoAmI,
+} from '../wire/index.js';
 
-export interface ArtifactRecord {
-  artifact_id: string;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-  content_hash: string;
-  metadata: Record<string, unknown>;
-  session_id: string | null;
-  agent_id: string | null;
-  created_at: string;
-  expires_at: string | null;
-  page: PageRef | null;
-}
+/** An artifact's public page, as its record shows it. */
+export type PageRef = NonNullable<PageSummary>;
 
-export interface ArtifactList {
-  artifacts: ArtifactRecord[];
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-export interface SessionRecord {
-  session_id: string;
-  artifact_count: number;
-  is_sealed: boolean;
-  sealed_at: string | null;
-  first_artifact_at: string;
-  last_artifact_at: string;
-}
-
-export interface SessionList {
-  sessions: SessionRecord[];
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-export interface WhoAmI {
-  tenant_name: string;
-  plan: string;
-  api_key_last_4: string;
-  usage_storage_bytes: number;
-  plan_storage_limit_bytes: number;
-  usage_requests_month: number;
-  plan_requests_limit_month: number;
-  active_links: number;
-  max_active_links: number;
-  rate_limit_sustained: number;
-  rate_limit_burst: number;
-}
-
-export interface DownloadUrl {
-  download_url: string;
-  expires_in: number;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-}
-
-/**
- * One item of `downloadUrls`: the URL, or the error this id alone would have got
- * (`artifact_not_found`, `artifact_already_deleted`, `artifact_expired`).
- */
-export type BatchDownloadUrl =
-  | ({ artifact_id: string } & DownloadUrl)
-  | { artifact_id: string; error: { code: string; message: string; status: number } };
-
-export interface BatchDownloadUrls {
-  /** One item per requested id, in request order. */
-  download_urls: BatchDownloadUrl[];
-}
-
-export interface LinkRecord {
-  link_id: string;
-  url: string;
-  artifact_id: string;
-  expires_at: string;
-  created_at: string;
-}
-
-/** A live link as `listLinks` shows it (the list is of one artifact). */
-export type ListedLink = Omit<LinkRecord, 'artifact_id'>;
-
-export interface LinkList {
-  links: ListedLink[];
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-export interface ListLinksQuery {
-  cursor?: string;
-  limit?: number;
-}
-
-export interface RevokeLinkResult {
-  link_id: string;
-  revoked: true;
-}
-
-export interface DeleteResult {
-  artifact_id: string;
-  deleted: true;
+export interface DeleteResult extends Omit<WireDeleteResult, 'deleted_at'> {
   /** null only with `already_deleted`. */
   deleted_at: string | null;
   /**
@@ -128,44 +50,6 @@ export interface DeleteResult {
    * call's own earlier attempt whose answer was lost; the API body never carries it.
    */
   already_deleted?: true;
-}
-
-export interface SealResult {
-  session_id: string;
-  status: 'sealed';
-  sealed_at: string;
-  artifact_count: number;
-}
-
-export interface UploadTicket {
-  artifact_id: string;
-  status: 'pending';
-  upload_url: string;
-  upload_expires_at: string;
-  upload_method: 'PUT';
-  upload_headers: Record<string, string>;
-}
-
-export interface PublishResult {
-  page_id: string;
-  public_url: string;
-  visibility: string;
-  access: string;
-}
-
-export interface UnpublishResult {
-  page_id: string;
-  unpublished: true;
-}
-
-export interface GateInfo {
-  exists: true;
-  access: 'password';
-}
-
-export interface UnlockResult {
-  content_token: string;
-  expires_in: number;
 }
 
 // ---- request options: camelCase ----
@@ -209,6 +93,11 @@ export interface ListArtifactsQuery {
   transcript?: boolean;
   /** At most one pair (the server rejects more). */
   metadata?: Record<string, string>;
+}
+
+export interface ListLinksQuery {
+  cursor?: string;
+  limit?: number;
 }
 
 export interface ListSessionsQuery {
