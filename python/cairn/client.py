@@ -519,13 +519,20 @@ class Cairn:
             return DeleteResult(artifact_id=artifact_id, deleted=True, deleted_at=None, raw=body, already_deleted=True)
         return DeleteResult.from_dict(resp.json())
 
-    def create_link(self, artifact_id: str, expires_in: Optional[int] = None) -> Link:
+    def create_link(
+        self, artifact_id: str, expires_in: Optional[int] = None, *, ttl: Optional[str] = None
+    ) -> Link:
         """A shareable unauthenticated download link (default 7 days, at most 30 days).
 
+        The lifetime is ``expires_in`` seconds or a ``ttl`` duration such as ``"3d"`` (not both).
         Retried only on 429 (refused before anything happened): after a 5xx or network error the
         link may or may not exist, so that is raised.
         """
-        body = {"expires_in": int(expires_in)} if expires_in is not None else {}
+        body: Dict[str, Any] = {}
+        if expires_in is not None:
+            body["expires_in"] = int(expires_in)
+        if ttl is not None:
+            body["ttl"] = ttl
         resp = self._t.request(
             "POST", f"/v1/artifacts/{_seg(artifact_id)}/links", json_body=body, policy=RATE_LIMIT_ONLY
         )

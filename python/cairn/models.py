@@ -301,6 +301,11 @@ class WhoAmI(_Record):
     max_active_links: int
     rate_limit_sustained: int
     rate_limit_burst: int
+    # Additive fields: None from servers that do not send them.
+    usage_storage_bytes_remaining: Optional[int] = None
+    usage_requests_remaining_month: Optional[int] = None
+    requests_month_resets_at: Optional[str] = None
+    rate_limit_unit: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 

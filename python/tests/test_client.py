@@ -51,9 +51,15 @@ class ClientTest(ServerTestCase):
             "max_active_links",
             "rate_limit_sustained",
             "rate_limit_burst",
+            "usage_storage_bytes_remaining",
+            "usage_requests_remaining_month",
         ):
             self.assertIsInstance(getattr(me, name), int, name)
-        self.assertEqual(len(me.raw), 11)
+        # The spec's eleven and four additive ones: what is left, when the month resets, the rate unit.
+        self.assertEqual(len(me.raw), 15)
+        self.assertEqual(me.usage_storage_bytes_remaining, me.plan_storage_limit_bytes - me.usage_storage_bytes)
+        self.assertRegex(me.requests_month_resets_at or "", r"^\d{4}-\d{2}-01T00:00:00\.000Z$")
+        self.assertEqual(me.rate_limit_unit, "requests_per_second")
         self.assertEqual(self.free.whoami().plan, "free")
         self.assertIsNotNone(self.pro.rate_limit)
         # One window: Limit is what it holds (the 200 burst), Remaining never above it.
@@ -347,6 +353,10 @@ class ClientTest(ServerTestCase):
         self.assertEqual(parse_time(short.expires_at) - parse_time(short.created_at), dt.timedelta(hours=1))
         with self.assertRaises(cairn.InvalidRequestError):
             self.pro.create_link(art.artifact_id, expires_in=2_592_001)
+        days = self.pro.create_link(art.artifact_id, ttl="3d")
+        self.assertEqual(parse_time(days.expires_at) - parse_time(days.created_at), dt.timedelta(days=3))
+        with self.assertRaises(cairn.InvalidRequestError):
+            self.pro.create_link(art.artifact_id, ttl="31d")
 
     def test_links_and_revoke_link(self) -> None:
         art = self.pro.push(b"revocable bytes", "rv.txt")

@@ -242,12 +242,18 @@ export class CairnClient {
     return { path, sizeBytes: written };
   }
 
-  /** Non-idempotent (each call makes a new link): never retried on 5xx or network errors. */
-  createLink(id: string, opts: { expiresIn?: number } = {}): Promise<LinkRecord> {
+  /**
+   * Lifetime as `expiresIn` seconds or a `ttl` duration (`'3d'`); default 7 days, at most 30.
+   * Non-idempotent (each call makes a new link): never retried on 5xx or network errors.
+   */
+  createLink(id: string, opts: { expiresIn?: number; ttl?: string } = {}): Promise<LinkRecord> {
+    const json: Record<string, unknown> = {};
+    if (opts.expiresIn !== undefined) json.expires_in = opts.expiresIn;
+    if (opts.ttl !== undefined) json.ttl = opts.ttl;
     return this.http.json({
       method: 'POST',
       path: `/v1/artifacts/${seg(id)}/links`,
-      json: opts.expiresIn === undefined ? {} : { expires_in: opts.expiresIn },
+      json,
       idempotent: false,
     });
   }

@@ -23,7 +23,6 @@ export interface ArtifactRecord extends wire.ArtifactRecord {}
 export interface ArtifactList extends wire.ArtifactList {}
 export interface SessionRecord extends wire.SessionRecord {}
 export interface SessionList extends wire.SessionList {}
-export interface WhoAmI extends wire.WhoAmI {}
 export interface DownloadUrl extends wire.DownloadUrl {}
 export interface BatchDownloadUrls extends wire.BatchDownloadUrls {}
 export interface LinkRecord extends wire.LinkRecord {}
@@ -36,6 +35,14 @@ export interface PublishResult extends wire.PublishResult {}
 export interface UnpublishResult extends wire.UnpublishResult {}
 export interface GateInfo extends wire.GateInfo {}
 export interface UnlockResult extends wire.UnlockResult {}
+
+/** WhoAmI's additive fields: a server before 0.2 omits them. */
+type WhoAmIAdditions =
+  | 'usage_storage_bytes_remaining'
+  | 'usage_requests_remaining_month'
+  | 'requests_month_resets_at'
+  | 'rate_limit_unit';
+export interface WhoAmI extends Omit<wire.WhoAmI, WhoAmIAdditions>, Partial<Pick<wire.WhoAmI, WhoAmIAdditions>> {}
 
 /**
  * One item of `downloadUrls`: the URL, or the error this id alone would have got

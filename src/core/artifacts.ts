@@ -16,7 +16,7 @@ export class ArtifactService {
     checkArtifactId(id);
     const { store, clock, origins } = this.deps;
     const found = await store.getArtifactWithPage(caller.tenant.id, id);
-    return artifactRecord(requireReadable(found?.artifact ?? null, clock.now()), found?.page ?? null, origins);
+    return artifactRecord(requireReadable(found?.artifact ?? null, clock.now(), id), found?.page ?? null, origins);
   }
 
   async list(caller: Caller, raw: RawQuery): Promise<ArtifactList> {
@@ -37,7 +37,7 @@ export class ArtifactService {
     checkArtifactId(id);
     const { store, clock } = this.deps;
     const now = clock.now();
-    requireReadable(await store.getArtifact(caller.tenant.id, id), now);
+    requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
     const result = await store.softDeleteArtifact(caller.tenant.id, id, now);
     // Someone else deleted it between our read and our write: the store says who changed the row.
     if (!result?.deleted) throw new CairnError('artifact_already_deleted', 'Artifact was deleted.');

@@ -76,4 +76,21 @@ export const invalid = (message: string) => new CairnError('invalid_request', me
 /** 503: a transient refusal (shutting down, storage busy) the client should simply retry later. */
 export const unavailable = (message: string, retryAfterSeconds: number) =>
   new CairnError('server_error', message, { status: 503, retryAfterSeconds });
-export const artifactNotFound = () => new CairnError('artifact_not_found', 'Artifact not found.');
+/** The id is echoed so a caller holding several can tell which; the next step finds real ids. */
+export const artifactNotFound = (id: string) =>
+  new CairnError(
+    'artifact_not_found',
+    `Artifact ${id} not found in this account. Find artifact ids by listing them: GET /v1/artifacts (e.g. ?filename=report.md).`,
+  );
+
+/** An id that cannot be an artifact's: a filename passed as an id is the usual mistake. */
+export const notAnArtifactId = (id: string, field = 'artifact id') =>
+  invalid(
+    `${JSON.stringify(shorten(id))} is not an ${field}: artifact ids are art_ followed by 16 letters or digits ` +
+      '(e.g. art_3fK9xQ2LmN8pR4tV). To find one by filename, list artifacts: GET /v1/artifacts?filename=report.md.',
+  );
+
+/** Long input is cut in messages: the caller knows what it sent. */
+function shorten(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

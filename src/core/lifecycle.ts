@@ -1,6 +1,6 @@
 import type { Clock } from '../ports/clock.js';
 import type { ArtifactRow, MetadataStore } from '../ports/metadata-store.js';
-import { artifactNotFound, CairnError } from './errors.js';
+import { artifactNotFound, CairnError, notAnArtifactId } from './errors.js';
 import { ARTIFACT_ID } from './ids.js';
 
 /**
@@ -8,8 +8,8 @@ import { ARTIFACT_ID } from './ids.js';
  * soft-deleted → 410 `artifact_already_deleted`, past its TTL → 410 `artifact_expired`, even
  * before the sweeper has marked it.
  */
-export function requireReadable(row: ArtifactRow | null, now: number): ArtifactRow {
-  if (!row || row.status === 'pending') throw artifactNotFound();
+export function requireReadable(row: ArtifactRow | null, now: number, id: string): ArtifactRow {
+  if (!row || row.status === 'pending') throw artifactNotFound(id);
   if (row.status === 'deleted') throw new CairnError('artifact_already_deleted', 'Artifact was deleted.');
   if (row.status === 'expired' || (row.expiresAt !== null && row.expiresAt <= now)) {
     throw new CairnError('artifact_expired', 'Artifact has expired.');
@@ -22,9 +22,12 @@ export function isServable(row: ArtifactRow, now: number): boolean {
   return row.status === 'active' && (row.expiresAt === null || row.expiresAt > now);
 }
 
-/** Ids that cannot exist are simply not found: no need to ask the store. */
+/**
+ * An id that cannot exist is the caller's mistake, not a missing artifact: 400 naming the shape
+ * (it tells nothing about any tenant's data), before the store is asked.
+ */
 export function checkArtifactId(id: string): void {
-  if (!ARTIFACT_ID.test(id)) throw artifactNotFound();
+  if (!ARTIFACT_ID.test(id)) throw notAnArtifactId(id);
 }
 
 /** Rows per transaction when a read settles its tenant's expiry itself. */

@@ -67,7 +67,7 @@ export class PageService {
     checkArtifactId(id);
     const { store, clock, origins } = this.deps;
     const now = clock.now();
-    const artifact = requireReadable(await store.getArtifact(caller.tenant.id, id), now);
+    const artifact = requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
     const existing = await store.getPageForArtifact(caller.tenant.id, id);
     if (existing?.takenDownAt != null) throw pageTakenDown();
     let passwordHash: string | null = null;
@@ -108,9 +108,20 @@ export class PageService {
 
   /** Unpublish by `art_…` or `pg_…`, within the caller's tenant only. Idempotent. */
   async unpublish(caller: Caller, idOrSlug: string): Promise<UnpublishResult> {
-    if (!ARTIFACT_ID.test(idOrSlug) && !PAGE_SLUG.test(idOrSlug)) throw pageNotFound();
+    if (!ARTIFACT_ID.test(idOrSlug) && !PAGE_SLUG.test(idOrSlug)) {
+      throw invalid(
+        `${JSON.stringify(idOrSlug.slice(0, 80))} is neither an artifact id (art_ followed by 16 letters or digits) ` +
+          'nor a page id (pg_ followed by 16).',
+      );
+    }
     const page = await this.deps.store.unpublishPage(caller.tenant.id, idOrSlug, this.deps.clock.now());
-    if (!page) throw pageNotFound();
+    if (!page) {
+      throw new CairnError(
+        'artifact_not_found',
+        `Page for ${idOrSlug} not found in this account (never published, or its artifact is gone). ` +
+          'Published artifacts show page.public_url in their record: GET /v1/artifacts/{id}.',
+      );
+    }
     return { page_id: page.slug, unpublished: true };
   }
 

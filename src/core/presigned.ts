@@ -163,7 +163,7 @@ export class PresignedUploadService {
       const tenant = (await store.getTenant(tenantId)) ?? caller.tenant;
       row = await store.activateArtifact(tenantId, id, PLANS[tenant.plan].storageBytes, clock.now());
     }
-    const readable = requireReadable(row, clock.now());
+    const readable = requireReadable(row, clock.now(), id);
     await this.dropLanded(tenantId, id);
     return artifactRecord(readable, await store.getPageForArtifact(tenantId, id), origins);
   }

@@ -55,5 +55,10 @@ export class SessionService {
   }
 }
 
+/** Sessions exist once an artifact names them; the next step lists the ones that do. */
 const notFound = (id: string) =>
-  new CairnError('session_not_found', `No session '${id.slice(0, 128)}' in this tenant.`);
+  new CairnError(
+    'session_not_found',
+    `Session '${id.slice(0, 128)}' not found in this account: a session exists once an artifact is stored with its ` +
+      'session_id. List sessions: GET /v1/sessions.',
+  );

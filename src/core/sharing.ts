@@ -16,6 +16,7 @@ import { parseLinkQuery, type RawQuery } from './list-query.js';
 import { LIMITS, PLANS } from './plans.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
+import { durationSeconds, shownDuration } from './ttl.js';
 
 const DOWNLOAD_PURPOSE = 'download';
 
@@ -40,7 +41,7 @@ export class SharingService {
     checkArtifactId(id);
     const { store, clock, signer, origins } = this.deps;
     const now = clock.now();
-    const row = requireReadable(await store.getArtifact(caller.tenant.id, id), now);
+    const row = requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
     const exp = Math.floor(now / 1000) + LIMITS.downloadUrlSeconds;
     const { blobs, directDownloads } = this.deps;
     const url =
@@ -97,15 +98,12 @@ export class SharingService {
     return this.servable(await this.deps.store.getArtifactAnyTenant(id), now);
   }
 
-  async createLink(caller: Caller, id: string, expiresIn: unknown): Promise<LinkRecord> {
+  async createLink(caller: Caller, id: string, lifetime: LinkLifetime = {}): Promise<LinkRecord> {
     checkArtifactId(id);
-    const seconds = expiresIn === undefined || expiresIn === null ? LIMITS.linkDefaultSeconds : expiresIn;
-    if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > LIMITS.linkMaxSeconds) {
-      throw invalid(`expires_in must be an integer number of seconds from 1 to ${LIMITS.linkMaxSeconds} (30 days).`);
-    }
+    const seconds = linkSeconds(lifetime);
     const { store, clock, origins } = this.deps;
     const now = clock.now();
-    requireReadable(await store.getArtifact(caller.tenant.id, id), now);
+    requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
     const link = {
       id: newLinkId(),
       tenantId: caller.tenant.id,
@@ -136,7 +134,7 @@ export class SharingService {
     const { store, clock, origins } = this.deps;
     const now = clock.now();
     const { query, limit } = parseLinkQuery(raw, now);
-    requireReadable(await store.getArtifact(caller.tenant.id, id), now);
+    requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
     const rows = await store.listLinks(caller.tenant.id, id, query);
     const shown = rows.slice(0, limit);
     const last = shown.at(-1);
@@ -176,4 +174,42 @@ export class SharingService {
     if (!found || found.tenant.suspended || !isServable(found.artifact, now)) return null;
     return found;
   }
+}
+
+/** How long a new link lives: `expires_in` seconds, or `ttl` as a duration (`"3d"`); neither is 7 days. */
+export interface LinkLifetime {
+  expiresIn?: unknown;
+  ttl?: unknown;
+}
+
+const LINK_MAX = `${LIMITS.linkMaxSeconds / 86_400} days`;
+
+function linkSeconds({ expiresIn, ttl }: LinkLifetime): number {
+  const given = (v: unknown) => v !== undefined && v !== null;
+  if (given(expiresIn) && given(ttl)) {
+    throw invalid('Give the link\'s lifetime once: expires_in (seconds, e.g. 259200) or ttl (e.g. "3d"), not both.');
+  }
+  if (given(ttl)) {
+    const seconds = typeof ttl === 'string' ? durationSeconds(ttl) : null;
+    if (seconds === null) {
+      throw invalid(`ttl must be a duration such as "3d", "12h" or "90m" (at most "30d"); got ${JSON.stringify(ttl)}.`);
+    }
+    if (seconds > LIMITS.linkMaxSeconds) {
+      throw invalid(`ttl ${shownDuration(ttl as string)} is longer than a share link may live (${LINK_MAX}: "30d").`);
+    }
+    return seconds;
+  }
+  if (!given(expiresIn)) return LIMITS.linkDefaultSeconds;
+  if (
+    typeof expiresIn !== 'number' ||
+    !Number.isInteger(expiresIn) ||
+    expiresIn < 1 ||
+    expiresIn > LIMITS.linkMaxSeconds
+  ) {
+    throw invalid(
+      `expires_in must be an integer number of seconds from 1 to ${LIMITS.linkMaxSeconds} (${LINK_MAX}), ` +
+        'e.g. 259200 for 3 days; or give ttl as a duration, e.g. "3d".',
+    );
+  }
+  return expiresIn;
 }

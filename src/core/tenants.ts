@@ -8,7 +8,7 @@ import { settleExpiry } from './lifecycle.js';
 import { PLANS, type PlanName } from './plans.js';
 import type { RequestCounter } from './request-counter.js';
 import { storedHash } from './stored-hash.js';
-import { monthKey } from './time.js';
+import { monthKey, nextMonthStart, toIso } from './time.js';
 
 /** What the store keeps of an API key (see storedHash). */
 export const hashApiKey = (key: string) => storedHash(key);
@@ -142,6 +142,10 @@ export class TenantService {
       max_active_links: plan.activeLinks,
       rate_limit_sustained: plan.rateLimitSustained,
       rate_limit_burst: plan.rateLimitBurst,
+      usage_storage_bytes_remaining: Math.max(0, plan.storageBytes - tenant.storageBytes),
+      usage_requests_remaining_month: Math.max(0, plan.requestsPerMonth - requests),
+      requests_month_resets_at: toIso(nextMonthStart(now)),
+      rate_limit_unit: 'requests_per_second',
     };
   }
 }

@@ -49,6 +49,12 @@ export function monthKey(ms: number): string {
 }
 let lastMonth = { from: 0, until: 0, key: '' };
 
+/** The first instant of the UTC month after the one `ms` falls in (when monthKey changes next). */
+export function nextMonthStart(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
 /** Parses an RFC 3339 timestamp (or a date) into ms; null when it is not one. */
 export function parseTimestamp(s: string): number | null {
   if (!/^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?)?$/.test(s)) return null;

@@ -10,6 +10,20 @@ import { LIMITS, PLANS, type PlanName } from './plans.js';
 const TTL_FORMAT = /^(?:never|[1-9]\d*[smhd])$/;
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+const DURATION = /^[1-9]\d*[smhd]$/;
+
+/** Seconds of a duration such as `3d`, `12h`, `90m` or `45s` (surrounding blanks allowed); else null. */
+export function durationSeconds(text: string): number | null {
+  const t = text.trim();
+  if (!DURATION.test(t)) return null;
+  return Number(t.slice(0, -1)) * UNIT_SECONDS[t.slice(-1) as keyof typeof UNIT_SECONDS];
+}
+
+/** A long duration cut for a message (the caller knows what it sent). */
+export function shownDuration(text: string): string {
+  const t = text.trim();
+  return t.length > 24 ? `${t.slice(0, 20)}…${t.slice(-1)}` : t;
+}
 
 /**
  * When an artifact stored now with `ttl` expires. Default 30 days; `never` means the longest the
@@ -23,12 +37,11 @@ export function expiresAtFor(ttl: unknown, plan: PlanName, now: number, upgradeU
   const text = ttl.trim();
   if (!TTL_FORMAT.test(text)) throw invalid("ttl must look like '7d', '12h', '30m', '45s' or 'never'.");
   if (text === 'never') return now + max * 1000;
-  const seconds = Number(text.slice(0, -1)) * UNIT_SECONDS[text.slice(-1) as keyof typeof UNIT_SECONDS];
+  const seconds = durationSeconds(text) as number;
   if (seconds > max) {
-    const shown = text.length > 24 ? `${text.slice(0, 20)}…${text.slice(-1)}` : text;
     throw new CairnError(
       'ttl_exceeds_plan_limit',
-      `ttl ${shown} is longer than the ${plan} plan allows (${max / 86_400} days).`,
+      `ttl ${shownDuration(text)} is longer than the ${plan} plan allows (${max / 86_400} days).`,
       upgradeUrl === undefined ? {} : { upgradeUrl },
     );
   }

@@ -27,7 +27,13 @@ const FRAMEWORK_CODES: Record<string, [ErrorCode, string]> = {
 
 export function toCairnError(err: unknown): CairnError | null {
   if (isCairnError(err)) return err;
-  const e = err as FastifyError & { validation?: { keyword?: string; params?: { additionalProperty?: string } }[] };
+  const e = err as FastifyError & {
+    validation?: {
+      keyword?: string;
+      params?: { additionalProperty?: string };
+      parentSchema?: { examples?: unknown };
+    }[];
+  };
   if (e?.validation || e?.code === 'FST_ERR_VALIDATION') {
     const unknown = e.validation?.[0]?.keyword === 'additionalProperties' && e.validation[0].params?.additionalProperty;
     if (unknown !== undefined && unknown !== false && e.validationContext === 'querystring') {
@@ -36,7 +42,12 @@ export function toCairnError(err: unknown): CairnError | null {
     if (unknown !== undefined && unknown !== false && e.validationContext === 'body') {
       return new CairnError('invalid_request', `Unknown field '${unknown.slice(0, 80)}'.`);
     }
-    return new CairnError('invalid_request', e.message.replace(/^(body|querystring|params|headers)\//, '$1.'));
+    const examples = e.validation?.[0]?.parentSchema?.examples;
+    const example = Array.isArray(examples) && examples.length > 0 ? `, e.g. ${JSON.stringify(examples[0])}` : '';
+    return new CairnError(
+      'invalid_request',
+      `${e.message.replace(/^(body|querystring|params|headers)\//, '$1.')}${example}`,
+    );
   }
   const mapped = e?.code ? FRAMEWORK_CODES[e.code] : undefined;
   if (mapped) return new CairnError(mapped[0], mapped[1]);

@@ -54,7 +54,8 @@ export function baseOptions(
     // Behind a load balancer the client IP comes from X-Forwarded-For, read from the right and
     // only through the trusted hops (CAIRN_TRUST_PROXY): a forged leftmost entry changes nothing.
     trustProxy: fastifyTrustProxy(trustProxy),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // verbose: a refusal can quote the failing field's own `examples` (see src/http/errors.ts).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
     // Let in-flight requests finish on shutdown; idle keep-alive sockets are closed at once.
     forceCloseConnections: 'idle',
     // Requests arriving while closing get our own 503 envelope (installShutdownGate), not Fastify's body.

@@ -89,7 +89,19 @@ export type RevokeLinkResult = Static<typeof RevokeLinkResult>;
 export const CreateLinkBody = Type.Object(
   {
     expires_in: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 2_592_000, default: 604_800, description: 'Lifetime in seconds.' }),
+      // No schema default: it would be filled in beside a ttl. Neither given is 7 days.
+      Type.Integer({
+        minimum: 1,
+        maximum: 2_592_000,
+        examples: [259_200],
+        description: 'Lifetime in seconds; default 604800 (7 days).',
+      }),
+    ),
+    ttl: Type.Optional(
+      Type.String({
+        description: 'Lifetime as a duration (`s`, `m`, `h` or `d`), at most `30d`; instead of expires_in.',
+        examples: ['3d', '12h'],
+      }),
     ),
   },
   { $id: 'CreateLinkRequest', additionalProperties: false },

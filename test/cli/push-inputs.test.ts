@@ -135,6 +135,10 @@ describe('--json failures are the error envelope on stderr', { timeout: 60_000 }
     expect(envelope(down).error).toMatchObject({ code: 'network_error', status: 0 });
     // Without --json it stays a line for people.
     const human = await cairn(['get', 'art_AAAAAAAAAAAAAAAA']);
-    expect(human.stderr).toBe('error: artifact_not_found: Artifact not found.\n');
+    expect(human.stderr).toBe(
+      'error: artifact_not_found: Artifact art_AAAAAAAAAAAAAAAA not found in this account. Find artifact ids by ' +
+        'listing them: GET /v1/artifacts (e.g. ?filename=report.md).\n' +
+        'hint: find artifact ids with `cairn ls` (e.g. `cairn ls --filename report.md`).\n',
+    );
   });
 });

@@ -67,7 +67,9 @@ describe('whoami', { timeout: 120_000 }, () => {
     expect(human.stdout).toMatch(/^Key from\s+CAIRN_API_KEY$/m);
     const body = okJson(await cairn(['whoami', '--json'], env));
     expect(body).toMatchObject({ tenant_name: 'alpha', plan: 'pro', api_key_last_4: keyA.slice(-4) });
-    expect(Object.keys(body)).toHaveLength(11);
+    // The spec's eleven fields and four additive ones (what is left, the month's reset, the rate unit).
+    expect(Object.keys(body)).toHaveLength(15);
+    expect(human.stdout).toMatch(/^Requests\s+\d+ of 100,000 this month \(\d+%\), resets \d{4}-\d{2}-01$/m);
   });
 
   it('a refused key exits 1 and names where it came from', async () => {

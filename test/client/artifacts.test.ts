@@ -26,10 +26,14 @@ describe('health and whoami', () => {
     expect(Object.keys(doc.paths as object)).toEqual(expect.arrayContaining(['/v1/artifacts', '/v1/whoami']));
   });
 
-  it('whoami returns the eleven fields of the tenant', async () => {
+  it("whoami returns the spec's eleven fields of the tenant and the four of what is left", async () => {
     const me = await client.whoami();
     expect(Object.keys(me).sort()).toEqual(
       [
+        'usage_storage_bytes_remaining',
+        'usage_requests_remaining_month',
+        'requests_month_resets_at',
+        'rate_limit_unit',
         'tenant_name',
         'plan',
         'api_key_last_4',

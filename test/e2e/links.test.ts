@@ -110,3 +110,34 @@ describe('DELETE /v1/links/{link_id}', () => {
     expect(revokeOp.security).toEqual([{ bearer: [] }]);
   });
 });
+
+describe('POST /v1/artifacts/{id}/links: the lifetime as seconds or as a duration', () => {
+  it('takes ttl "3d" or "12h" beside expires_in, refuses both at once, and shows a correct example', async () => {
+    const key = await s.createTenant('links-ttl', 'free');
+    const a = await put(s.apiUrl, key, 'three days');
+    const post = (body: unknown) => api(s.apiUrl, key, 'POST', `/v1/artifacts/${a.artifact_id}/links`, body);
+    const lifetime = (link: { created_at: string; expires_at: string }) =>
+      Date.parse(link.expires_at) - Date.parse(link.created_at);
+    const days = await post({ ttl: '3d' });
+    expect(days.status, days.text).toBe(201);
+    expect(lifetime(days.json)).toBe(3 * 86_400_000);
+    expect(lifetime((await post({ ttl: ' 12h ' })).json)).toBe(12 * 3_600_000);
+    expect(lifetime((await post({ ttl: '30d' })).json)).toBe(30 * 86_400_000);
+    expect(lifetime((await post({ expires_in: 259_200 })).json)).toBe(3 * 86_400_000);
+
+    const both = await post({ ttl: '3d', expires_in: 60 });
+    expectError(both, 400, 'invalid_request');
+    expect(both.json.error.message).toMatch(/not both/);
+    for (const ttl of ['3 days', '3', 'never', '0d', 3]) {
+      const bad = await post({ ttl });
+      expectError(bad, 400, 'invalid_request');
+      expect(bad.json.error.message).toContain('"3d"');
+    }
+    const long = await post({ ttl: '31d' });
+    expectError(long, 400, 'invalid_request');
+    expect(long.json.error.message).toMatch(/30 days/);
+    const seconds = await post({ expires_in: '3d' });
+    expectError(seconds, 400, 'invalid_request');
+    expect(seconds.json.error.message).toBe('body.expires_in must be integer, e.g. 259200');
+  });
+});

@@ -228,11 +228,15 @@ describe('tenant isolation', () => {
     expect((await getArtifact(art.artifact_id)).json.page.visibility).toBe('unlisted');
   });
 
-  it('unknown, malformed and never-published ids → 404 on unpublish; publish needs a key', async () => {
+  it('unknown and never-published ids → 404 on unpublish, malformed → 400; publish needs a key', async () => {
     const art = await put(s.apiUrl, s.apiKey, 'never');
     expectError(await unpublish(art.artifact_id), 404, 'artifact_not_found');
-    expectError(await unpublish('pg_AAAAAAAAAAAAAAAA'), 404, 'artifact_not_found');
-    expectError(await unpublish('nonsense'), 404, 'artifact_not_found');
+    const unknown = await unpublish('pg_AAAAAAAAAAAAAAAA');
+    expectError(unknown, 404, 'artifact_not_found');
+    expect(unknown.json.error.message).toContain('pg_AAAAAAAAAAAAAAAA');
+    const malformed = await unpublish('nonsense');
+    expectError(malformed, 400, 'invalid_request');
+    expect(malformed.json.error.message).toMatch(/neither an artifact id .* nor a page id/);
     expectError(await publish('art_AAAAAAAAAAAAAAAA', { visibility: 'unlisted' }), 404, 'artifact_not_found');
     expectError(await publish(art.artifact_id, { visibility: 'unlisted' }, ''), 401, 'unauthorized');
   });

@@ -58,19 +58,34 @@ describe('GET /v1/artifacts/{id}', () => {
     expect(r.json).not.toHaveProperty('tenant_id');
   });
 
-  it('unknown and ill-formed ids are 404 artifact_not_found', async () => {
-    for (const id of [
-      'art_AAAAAAAAAAAAAAAA',
-      'art_short',
-      'foo',
-      'art_AAAAAAAAAAAAAAAA0',
-      '%20',
-      'lnk_AAAAAAAAAAAAAAAAAAAA',
-    ]) {
-      expectError(await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}`), 404, 'artifact_not_found');
-      expectError(await api(s.apiUrl, s.apiKey, 'DELETE', `/v1/artifacts/${id}`), 404, 'artifact_not_found');
-      expectError(await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}/download-url`), 404, 'artifact_not_found');
-      expectError(await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/links`, {}), 404, 'artifact_not_found');
+  it('an unknown id is 404 artifact_not_found naming it; an ill-formed one is 400 naming the shape', async () => {
+    for (const id of ['art_AAAAAAAAAAAAAAAA', 'art_0123456789abcdef']) {
+      for (const [method, path, body] of [
+        ['GET', `/v1/artifacts/${id}`],
+        ['DELETE', `/v1/artifacts/${id}`],
+        ['GET', `/v1/artifacts/${id}/download-url`],
+        ['POST', `/v1/artifacts/${id}/links`, {}],
+      ] as const) {
+        const res = await api(s.apiUrl, s.apiKey, method, path, body);
+        expectError(res, 404, 'artifact_not_found');
+        expect(res.json.error.message).toContain(id);
+        expect(res.json.error.message).toContain('GET /v1/artifacts');
+      }
+    }
+    for (const id of ['art_short', 'report.md', 'art_AAAAAAAAAAAAAAAA0', '%20', 'lnk_AAAAAAAAAAAAAAAAAAAA']) {
+      for (const [method, path, body] of [
+        ['GET', `/v1/artifacts/${id}`],
+        ['DELETE', `/v1/artifacts/${id}`],
+        ['GET', `/v1/artifacts/${id}/download-url`],
+        ['POST', `/v1/artifacts/${id}/links`, {}],
+        ['GET', `/v1/artifacts/${id}/links`],
+        ['POST', `/v1/artifacts/${id}/publish`, { visibility: 'unlisted' }],
+        ['POST', `/v1/artifacts/${id}/complete`],
+      ] as const) {
+        const res = await api(s.apiUrl, s.apiKey, method, path, body);
+        expectError(res, 400, 'invalid_request');
+        expect(res.json.error.message).toMatch(/art_ followed by 16 letters or digits \(e\.g\. art_[A-Za-z0-9]{16}\)/);
+      }
     }
   });
 

@@ -38,7 +38,7 @@ describe('health and whoami', () => {
     expect(r.json).toEqual({ status: 'ok' });
   });
 
-  it('whoami returns exactly the eleven fields with plan figures', async () => {
+  it("whoami returns the spec's eleven fields with plan figures, and what is left", async () => {
     const key = await s.createTenant('who-free', 'free');
     const r = await api(s.apiUrl, key, 'GET', '/v1/whoami');
     expect(r.status).toBe(200);
@@ -55,8 +55,22 @@ describe('health and whoami', () => {
         'max_active_links',
         'rate_limit_sustained',
         'rate_limit_burst',
+        'usage_storage_bytes_remaining',
+        'usage_requests_remaining_month',
+        'requests_month_resets_at',
+        'rate_limit_unit',
       ].sort(),
     );
+    expect(r.json).toMatchObject({
+      usage_storage_bytes_remaining: 1_000_000_000,
+      usage_requests_remaining_month: 9_999,
+      rate_limit_unit: 'requests_per_second',
+    });
+    // The first instant of a month, after now and at most a month away.
+    const reset = Date.parse(r.json.requests_month_resets_at);
+    expect(new Date(reset).toISOString()).toMatch(/^\d{4}-\d{2}-01T00:00:00\.000Z$/);
+    expect(reset).toBeGreaterThan(Date.now());
+    expect(reset - Date.now()).toBeLessThanOrEqual(31 * 86_400_000);
     expect(r.json).toMatchObject({
       tenant_name: 'who-free',
       plan: 'free',
@@ -93,6 +107,9 @@ describe('health and whoami', () => {
     expect(after.active_links).toBe(1);
     // 3 uploads + 1 link + this whoami since the first whoami.
     expect(after.usage_requests_month).toBe(before.usage_requests_month + 5);
+    // What is left follows the usage (a pro plan: 50 GB, 100,000 requests a month).
+    expect(after.usage_storage_bytes_remaining).toBe(50_000_000_000 - 17);
+    expect(after.usage_requests_remaining_month).toBe(100_000 - after.usage_requests_month);
   });
 
   it('a missing, malformed, unknown or non-Bearer key is 401 unauthorized', async () => {

@@ -99,6 +99,12 @@ export function reportFailure(err: unknown, settings: Pick<Settings, 'apiUrl' | 
     } else if (err.code === 'unauthorized' && settings.keySource) {
       lines.push(`hint: the key from ${settings.keySource} was refused; run \`cairn login\` for a new one.`);
     }
+    if (
+      err.code === 'artifact_not_found' ||
+      (err.code === 'invalid_request' && /is not an artifact id/.test(err.message))
+    ) {
+      lines.push('hint: find artifact ids with `cairn ls` (e.g. `cairn ls --filename report.md`).');
+    }
     // One line each, whatever the message quotes.
     stderrLine(lines.map(visible).join('\n'));
     return;

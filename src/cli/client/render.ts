@@ -71,7 +71,8 @@ export function whoamiView(w: WhoAmI, extra: [string, string][], paint: Paint): 
       [
         'Requests',
         `${count(w.usage_requests_month)} of ${count(w.plan_requests_limit_month)} this month` +
-          percent(w.usage_requests_month, w.plan_requests_limit_month),
+          percent(w.usage_requests_month, w.plan_requests_limit_month) +
+          (w.requests_month_resets_at ? `, resets ${w.requests_month_resets_at.slice(0, 10)}` : ''),
       ],
       ['Links', `${count(w.active_links)} of ${count(w.max_active_links)} active`],
       ['Rate limit', `${w.rate_limit_sustained}/s, burst ${w.rate_limit_burst}`],

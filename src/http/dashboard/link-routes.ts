@@ -50,7 +50,7 @@ export function linkRoutes(app: FastifyInstance, ctx: DashboardContext): void {
     const { id } = request.params as { id: string };
     const seconds = Number(field(request.body, 'expires_in') ?? '604800');
     try {
-      await core.sharing.createLink(dashboardCaller(session), id, seconds);
+      await core.sharing.createLink(dashboardCaller(session), id, { expiresIn: seconds });
       return reply.redirect(`${artifactPath(id)}?done=linked`, 303);
     } catch (thrown) {
       return sendUserError(reply, session, '/dashboard/artifacts', 'Share link', thrown);

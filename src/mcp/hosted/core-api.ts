@@ -128,7 +128,10 @@ export class CoreCairnApi implements CairnApi {
       const { uploads } = this.core;
       const key = checkIdempotencyKey(opts.idempotencyKey);
       const replayed = await uploads.replay(this.caller, key);
-      if (replayed) return JSON.parse(replayed.body) as ArtifactRecord;
+      if (replayed) {
+        opts.onResponse?.({ replayed: true });
+        return JSON.parse(replayed.body) as ArtifactRecord;
+      }
       const bytes = typeof content === 'string' ? Buffer.from(content) : Buffer.from(content);
       const req: UploadRequest = {
         filename: opts.filename,
@@ -142,6 +145,7 @@ export class CoreCairnApi implements CairnApi {
       await uploads.precheck(this.caller, req);
       const staged = await uploads.stage(Readable.from([bytes]), LIMITS.jsonDecodedBytes);
       const result = await uploads.finish(this.caller, req, staged, key);
+      opts.onResponse?.({ replayed: result.replayed });
       return JSON.parse(result.body) as ArtifactRecord;
     });
   }
@@ -165,8 +169,8 @@ export class CoreCairnApi implements CairnApi {
     return this.call(() => this.core.presigned.complete(this.caller, id));
   }
 
-  createLink(id: string, opts: { expiresIn?: number } = {}): Promise<LinkRecord> {
-    return this.call(() => this.core.sharing.createLink(this.caller, id, opts.expiresIn));
+  createLink(id: string, opts: { expiresIn?: number; ttl?: string } = {}): Promise<LinkRecord> {
+    return this.call(() => this.core.sharing.createLink(this.caller, id, opts));
   }
 
   listLinks(id: string, q: ListLinksQuery = {}): Promise<LinkList> {

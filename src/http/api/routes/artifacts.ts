@@ -140,7 +140,8 @@ export function artifactRoutes(instance: FastifyInstance, core: Core): void {
         operationId: 'createLink',
         summary: 'Create a shareable download link',
         description:
-          'Default lifetime 7 days, at most 30 days. Counts against the plan’s active links. The body is optional.',
+          'Default lifetime 7 days, at most 30 days, given as `expires_in` seconds or as a `ttl` duration ' +
+          '(`"3d"`), not both. Counts against the plan’s active links. The body is optional.',
         tags: ['artifacts'],
         security,
         params: ArtifactIdParams,
@@ -149,7 +150,10 @@ export function artifactRoutes(instance: FastifyInstance, core: Core): void {
       },
     },
     async (request, reply) => {
-      const link = await core.sharing.createLink(callerOf(request), request.params.id, request.body.expires_in);
+      const link = await core.sharing.createLink(callerOf(request), request.params.id, {
+        expiresIn: request.body.expires_in,
+        ttl: request.body.ttl,
+      });
       return reply.status(201).send(link);
     },
   );
