@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type * as wire from '../wire/index.js';
 
 /** Options of a CairnClient. */
 export interface CairnClientOptions {
@@ -14,118 +15,45 @@ export interface CairnClientOptions {
   fetch?: typeof fetch;
 }
 
-// ---- wire records: snake_case, exactly as docs/API.md ----
+// ---- wire records: snake_case, the server's own schemas (src/wire) ----
+// Types only: `import type` keeps TypeBox's runtime out of the SDK bundle. Each record is an
+// interface of its own so that editors and compiler messages name it.
 
-export interface PageRef {
-  public_url: string;
-  visibility: string;
-}
+export interface ArtifactRecord extends wire.ArtifactRecord {}
+export interface ArtifactList extends wire.ArtifactList {}
+export interface SessionRecord extends wire.SessionRecord {}
+export interface SessionList extends wire.SessionList {}
+export interface DownloadUrl extends wire.DownloadUrl {}
+export interface BatchDownloadUrls extends wire.BatchDownloadUrls {}
+export interface LinkRecord extends wire.LinkRecord {}
+export interface ListedLink extends wire.ListedLink {}
+export interface LinkList extends wire.LinkList {}
+export interface RevokeLinkResult extends wire.RevokeLinkResult {}
+export interface SealResult extends wire.SealResult {}
+export interface UploadTicket extends wire.UploadTicket {}
+export interface PublishResult extends wire.PublishResult {}
+export interface UnpublishResult extends wire.UnpublishResult {}
+export interface GateInfo extends wire.GateInfo {}
+export interface UnlockResult extends wire.UnlockResult {}
 
-export interface ArtifactRecord {
-  artifact_id: string;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-  content_hash: string;
-  metadata: Record<string, unknown>;
-  session_id: string | null;
-  agent_id: string | null;
-  created_at: string;
-  expires_at: string | null;
-  page: PageRef | null;
-}
-
-export interface ArtifactList {
-  artifacts: ArtifactRecord[];
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-export interface SessionRecord {
-  session_id: string;
-  artifact_count: number;
-  is_sealed: boolean;
-  sealed_at: string | null;
-  first_artifact_at: string;
-  last_artifact_at: string;
-}
-
-export interface SessionList {
-  sessions: SessionRecord[];
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-export interface WhoAmI {
-  tenant_name: string;
-  plan: string;
-  api_key_last_4: string;
-  usage_storage_bytes: number;
-  plan_storage_limit_bytes: number;
-  usage_requests_month: number;
-  plan_requests_limit_month: number;
-  active_links: number;
-  max_active_links: number;
-  rate_limit_sustained: number;
-  rate_limit_burst: number;
-  /** Additive fields (servers before 0.2 omit them). */
-  usage_storage_bytes_remaining?: number;
-  usage_requests_remaining_month?: number;
-  requests_month_resets_at?: string;
-  rate_limit_unit?: 'requests_per_second';
-}
-
-export interface DownloadUrl {
-  download_url: string;
-  expires_in: number;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-}
+/** WhoAmI's additive fields: a server before 0.2 omits them. */
+type WhoAmIAdditions =
+  | 'usage_storage_bytes_remaining'
+  | 'usage_requests_remaining_month'
+  | 'requests_month_resets_at'
+  | 'rate_limit_unit';
+export interface WhoAmI extends Omit<wire.WhoAmI, WhoAmIAdditions>, Partial<Pick<wire.WhoAmI, WhoAmIAdditions>> {}
 
 /**
  * One item of `downloadUrls`: the URL, or the error this id alone would have got
  * (`artifact_not_found`, `artifact_already_deleted`, `artifact_expired`).
  */
-export type BatchDownloadUrl =
-  | ({ artifact_id: string } & DownloadUrl)
-  | { artifact_id: string; error: { code: string; message: string; status: number } };
+export type BatchDownloadUrl = wire.BatchDownloadUrl;
 
-export interface BatchDownloadUrls {
-  /** One item per requested id, in request order. */
-  download_urls: BatchDownloadUrl[];
-}
+/** An artifact's public page, as its record shows it. */
+export type PageRef = NonNullable<wire.PageSummary>;
 
-export interface LinkRecord {
-  link_id: string;
-  url: string;
-  artifact_id: string;
-  expires_at: string;
-  created_at: string;
-}
-
-/** A live link as `listLinks` shows it (the list is of one artifact). */
-export type ListedLink = Omit<LinkRecord, 'artifact_id'>;
-
-export interface LinkList {
-  links: ListedLink[];
-  next_cursor: string | null;
-  has_more: boolean;
-}
-
-export interface ListLinksQuery {
-  cursor?: string;
-  limit?: number;
-}
-
-export interface RevokeLinkResult {
-  link_id: string;
-  revoked: true;
-}
-
-export interface DeleteResult {
-  artifact_id: string;
-  deleted: true;
+export interface DeleteResult extends Omit<wire.DeleteResult, 'deleted_at'> {
   /** null only with `already_deleted`. */
   deleted_at: string | null;
   /**
@@ -133,44 +61,6 @@ export interface DeleteResult {
    * call's own earlier attempt whose answer was lost; the API body never carries it.
    */
   already_deleted?: true;
-}
-
-export interface SealResult {
-  session_id: string;
-  status: 'sealed';
-  sealed_at: string;
-  artifact_count: number;
-}
-
-export interface UploadTicket {
-  artifact_id: string;
-  status: 'pending';
-  upload_url: string;
-  upload_expires_at: string;
-  upload_method: 'PUT';
-  upload_headers: Record<string, string>;
-}
-
-export interface PublishResult {
-  page_id: string;
-  public_url: string;
-  visibility: string;
-  access: string;
-}
-
-export interface UnpublishResult {
-  page_id: string;
-  unpublished: true;
-}
-
-export interface GateInfo {
-  exists: true;
-  access: 'password';
-}
-
-export interface UnlockResult {
-  content_token: string;
-  expires_in: number;
 }
 
 // ---- request options: camelCase ----
@@ -214,6 +104,11 @@ export interface ListArtifactsQuery {
   transcript?: boolean;
   /** At most one pair (the server rejects more). */
   metadata?: Record<string, string>;
+}
+
+export interface ListLinksQuery {
+  cursor?: string;
+  limit?: number;
 }
 
 export interface ListSessionsQuery {

@@ -1,17 +1,12 @@
+import type { ArtifactList, ArtifactRecord, DeleteResult } from '../wire/artifacts.js';
 import type { CoreDeps } from './context.js';
 import { encodeCursor } from './cursor.js';
 import { CairnError } from './errors.js';
 import { checkArtifactId, requireReadable } from './lifecycle.js';
 import { parseArtifactQuery, type RawQuery } from './list-query.js';
-import { type ArtifactRecord, artifactRecord } from './records.js';
+import { artifactRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
-
-export interface ArtifactPage {
-  artifacts: ArtifactRecord[];
-  next_cursor: string | null;
-  has_more: boolean;
-}
 
 /** Reads and soft deletes of artifact records. */
 export class ArtifactService {
@@ -24,7 +19,7 @@ export class ArtifactService {
     return artifactRecord(requireReadable(found?.artifact ?? null, clock.now(), id), found?.page ?? null, origins);
   }
 
-  async list(caller: Caller, raw: RawQuery): Promise<ArtifactPage> {
+  async list(caller: Caller, raw: RawQuery): Promise<ArtifactList> {
     const { query, limit } = parseArtifactQuery(raw, this.deps.clock.now());
     const rows = await this.deps.store.listArtifacts(caller.tenant.id, query);
     const shown = rows.slice(0, limit);
@@ -38,7 +33,7 @@ export class ArtifactService {
     };
   }
 
-  async softDelete(caller: Caller, id: string): Promise<{ artifact_id: string; deleted: true; deleted_at: string }> {
+  async softDelete(caller: Caller, id: string): Promise<DeleteResult> {
     checkArtifactId(id);
     const { store, clock } = this.deps;
     const now = clock.now();

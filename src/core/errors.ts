@@ -1,3 +1,5 @@
+import type { ErrorEnvelope } from '../wire/common.js';
+
 /**
  * The one error type of Cairn. Core services throw it; every edge (HTTP, CLI, MCP) renders it.
  * `code` is the stable contract clients match on; `message` is for people and may change.
@@ -58,19 +60,7 @@ export function isCairnError(err: unknown): err is CairnError {
   return err instanceof CairnError;
 }
 
-/** The wire envelope: `{error: {code, message, status, ...}}`. */
-export interface ErrorEnvelope {
-  error: {
-    code: string;
-    message: string;
-    status: number;
-    retry_after_seconds?: number;
-    retry_after?: number;
-    upgrade_url?: string;
-    request_id?: string;
-  };
-}
-
+/** The wire envelope (src/wire): `{error: {code, message, status, ...}}`. */
 export function toEnvelope(err: CairnError, requestId?: string): ErrorEnvelope {
   const body: ErrorEnvelope['error'] = { code: err.code, message: err.message, status: err.status };
   if (err.extras.retryAfterSeconds !== undefined) {

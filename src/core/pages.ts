@@ -1,6 +1,7 @@
 import type { AbuseReport } from '../ports/abuse-sink.js';
 import type { ArtifactRow, PageRow, TenantRow } from '../ports/metadata-store.js';
 import type { RateRule } from '../ports/rate-limiter.js';
+import type { GateInfo, PublishResult, ReportReceipt, UnlockResult, UnpublishResult } from '../wire/pages.js';
 import { RateLimitedError } from './access.js';
 import { CONTENT_TOKEN_SECONDS, issueContentToken, verifyContentToken } from './content-token.js';
 import type { CoreDeps } from './context.js';
@@ -14,13 +15,6 @@ import { isHtmlType } from './renderer.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 import { truncateCodePoints } from './validation.js';
-
-export interface PublishResult {
-  page_id: string;
-  public_url: string;
-  visibility: 'unlisted' | 'public';
-  access: 'none' | 'password';
-}
 
 /** A page that may be shown right now: live, its artifact servable, its tenant not suspended. */
 export interface LivePage {
@@ -113,7 +107,7 @@ export class PageService {
   }
 
   /** Unpublish by `art_…` or `pg_…`, within the caller's tenant only. Idempotent. */
-  async unpublish(caller: Caller, idOrSlug: string): Promise<{ page_id: string; unpublished: true }> {
+  async unpublish(caller: Caller, idOrSlug: string): Promise<UnpublishResult> {
     if (!ARTIFACT_ID.test(idOrSlug) && !PAGE_SLUG.test(idOrSlug)) {
       throw invalid(
         `${JSON.stringify(idOrSlug.slice(0, 80))} is neither an artifact id (art_ followed by 16 letters or digits) ` +
@@ -155,13 +149,13 @@ export class PageService {
     return found;
   }
 
-  async gateInfo(slug: string): Promise<{ exists: true; access: 'password' }> {
+  async gateInfo(slug: string): Promise<GateInfo> {
     const live = await this.resolve(slug);
     if (live?.page.access !== 'password') throw pageNotFound();
     return { exists: true, access: 'password' };
   }
 
-  async unlock(slug: string, body: unknown, ip: string): Promise<{ content_token: string; expires_in: number }> {
+  async unlock(slug: string, body: unknown, ip: string): Promise<UnlockResult> {
     const password = (body as { password?: unknown } | null)?.password;
     if (typeof password !== 'string' || password === '') {
       throw invalid('password is required and must be a non-empty string.');
@@ -199,7 +193,7 @@ export class PageService {
    * reporter is within its hourly budget over all slugs, so one IP cannot flood the abuse sink
    * with reports on made-up or many slugs.
    */
-  async report(slug: string, body: unknown, ip: string): Promise<{ received: true }> {
+  async report(slug: string, body: unknown, ip: string): Promise<ReportReceipt> {
     // A slug of the wrong shape is never a page (the shape is public): nothing to count or forward.
     if (!PAGE_SLUG.test(slug)) return RECEIVED;
     await this.take(`report:${ip}:${slug}`, REPORT_PER_IP_SLUG);

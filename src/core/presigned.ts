@@ -1,11 +1,12 @@
 import type { Readable } from 'node:stream';
 import type { StagedBlob } from '../ports/blob-store.js';
 import type { ArtifactRow } from '../ports/metadata-store.js';
+import type { ArtifactRecord, UploadReceipt, UploadTicket } from '../wire/artifacts.js';
 import { blobKey, type CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
 import { checkArtifactId, requireReadable, settleExpiry } from './lifecycle.js';
 import { LIMITS, PLANS } from './plans.js';
-import { type ArtifactRecord, artifactRecord } from './records.js';
+import { artifactRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 import { buildArtifactRow, sealed, type UploadRequest, type UploadService } from './upload.js';
@@ -20,15 +21,6 @@ export const PENDING_RETENTION_MS = 24 * 3600 * 1000;
 
 export interface UploadUrlRequest extends UploadRequest {
   sizeBytes?: unknown;
-}
-
-export interface UploadTicket {
-  artifact_id: string;
-  status: 'pending';
-  upload_url: string;
-  upload_expires_at: string;
-  upload_method: 'PUT';
-  upload_headers: Record<string, string>;
 }
 
 /** Object storage receives the bytes itself; the landing key is where they wait for `complete`. */
@@ -103,7 +95,7 @@ export class PresignedUploadService {
     exp: string | undefined,
     sig: string | undefined,
     source: Readable,
-  ): Promise<{ artifact_id: string; size_bytes: number }> {
+  ): Promise<UploadReceipt> {
     const { store, signer, clock } = this.deps;
     const valid =
       exp !== undefined &&

@@ -1,21 +1,10 @@
 import type { ArtifactRow, PageRow, SessionRow } from '../ports/metadata-store.js';
+import type { ArtifactRecord } from '../wire/artifacts.js';
+import type { SessionRecord } from '../wire/sessions.js';
 import type { Origins } from './context.js';
 import { toIso, toIsoOrNull } from './time.js';
 
-/** The artifact record of the wire contract. Never carries tenant ids, storage keys or `deleted_at`. */
-export interface ArtifactRecord {
-  artifact_id: string;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-  content_hash: string;
-  metadata: Record<string, unknown>;
-  session_id: string | null;
-  agent_id: string | null;
-  created_at: string;
-  expires_at: string | null;
-  page: { public_url: string; visibility: 'unlisted' | 'public' } | null;
-}
+// Rows to the artifact and session records of the wire schema (src/wire).
 
 export function publicPageUrl(origins: Origins, slug: string): string {
   return `${origins.viewer}/a/${slug}`;
@@ -35,15 +24,6 @@ export function artifactRecord(row: ArtifactRow, page: PageRow | null, origins: 
     expires_at: toIsoOrNull(row.expiresAt),
     page: page?.live ? { public_url: publicPageUrl(origins, page.slug), visibility: page.visibility } : null,
   };
-}
-
-export interface SessionRecord {
-  session_id: string;
-  artifact_count: number;
-  is_sealed: boolean;
-  sealed_at: string | null;
-  first_artifact_at: string;
-  last_artifact_at: string;
 }
 
 export function sessionRecord(row: SessionRow): SessionRecord {

@@ -1,9 +1,10 @@
+import type { SealResult, SessionList, SessionRecord } from '../wire/sessions.js';
 import type { CoreDeps } from './context.js';
 import { encodeCursor } from './cursor.js';
 import { CairnError } from './errors.js';
 import { settleExpiry } from './lifecycle.js';
 import { parseSessionQuery, type RawQuery } from './list-query.js';
-import { type SessionRecord, sessionRecord } from './records.js';
+import { sessionRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 import { checkLabel } from './validation.js';
@@ -11,7 +12,7 @@ import { checkLabel } from './validation.js';
 export class SessionService {
   constructor(private readonly deps: CoreDeps) {}
 
-  async list(caller: Caller, raw: RawQuery) {
+  async list(caller: Caller, raw: RawQuery): Promise<SessionList> {
     const { query, limit } = parseSessionQuery(raw);
     await settleExpiry(this.deps, caller.tenant.id);
     const rows = await this.deps.store.listSessions(caller.tenant.id, query);
@@ -32,7 +33,7 @@ export class SessionService {
   }
 
   /** Irreversible; sealing again answers with the original `sealed_at`. */
-  async seal(caller: Caller, sessionId: string) {
+  async seal(caller: Caller, sessionId: string): Promise<SealResult> {
     const id = this.checkId(sessionId);
     await settleExpiry(this.deps, caller.tenant.id);
     const row = await this.deps.store.sealSession(caller.tenant.id, id, this.deps.clock.now());

@@ -1,4 +1,12 @@
 import type { ArtifactRow, TenantRow } from '../ports/metadata-store.js';
+import type {
+  BatchDownloadUrl,
+  BatchDownloadUrls,
+  DownloadUrl,
+  LinkList,
+  LinkRecord,
+  RevokeLinkResult,
+} from '../wire/sharing.js';
 import { blobKey, type CoreDeps } from './context.js';
 import { encodeCursor } from './cursor.js';
 import { CairnError, invalid } from './errors.js';
@@ -12,38 +20,8 @@ import { durationSeconds, shownDuration } from './ttl.js';
 
 const DOWNLOAD_PURPOSE = 'download';
 
-export interface DownloadUrl {
-  download_url: string;
-  expires_in: number;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-}
-
-/** One item of a batch: the URL, or why this id has none. */
-export type BatchDownloadUrl =
-  | ({ artifact_id: string } & DownloadUrl)
-  | { artifact_id: string; error: { code: string; message: string; status: number } };
-
 /** An id the caller cannot download: unknown or another tenant's, deleted, expired. */
 const GONE = new Set(['artifact_not_found', 'artifact_already_deleted', 'artifact_expired']);
-
-export interface LinkRecord {
-  link_id: string;
-  url: string;
-  artifact_id: string;
-  expires_at: string;
-  created_at: string;
-}
-
-/** A live link as the list shows it (the list is of one artifact, so no `artifact_id`). */
-export type ListedLink = Omit<LinkRecord, 'artifact_id'>;
-
-export interface LinkPage {
-  links: ListedLink[];
-  next_cursor: string | null;
-  has_more: boolean;
-}
 
 /** Something the content origin may stream to an anonymous client. */
 export interface Servable {
@@ -89,7 +67,7 @@ export class SharingService {
    * gets its URL twice). An id with no URL gets the error its own download-url call would have
    * answered, in the item; anything else (a malformed id, a store failure) fails the whole call.
    */
-  async downloadUrls(caller: Caller, ids: unknown): Promise<{ download_urls: BatchDownloadUrl[] }> {
+  async downloadUrls(caller: Caller, ids: unknown): Promise<BatchDownloadUrls> {
     const max = LIMITS.batchDownloadUrls;
     if (!Array.isArray(ids) || ids.length < 1 || ids.length > max) {
       throw invalid(`artifact_ids must be an array of 1 to ${max} artifact ids.`);
@@ -151,7 +129,7 @@ export class SharingService {
   }
 
   /** The artifact's unexpired links, newest first, a page at a time. */
-  async listLinks(caller: Caller, id: string, raw: RawQuery): Promise<LinkPage> {
+  async listLinks(caller: Caller, id: string, raw: RawQuery): Promise<LinkList> {
     checkArtifactId(id);
     const { store, clock, origins } = this.deps;
     const now = clock.now();
@@ -178,7 +156,7 @@ export class SharingService {
    * request reads the store) is a 404, and it frees its place under the plan's cap. Idempotent:
    * a link already revoked, expired or never this tenant's answers the same.
    */
-  async revokeLink(caller: Caller, linkId: string): Promise<{ link_id: string; revoked: true }> {
+  async revokeLink(caller: Caller, linkId: string): Promise<RevokeLinkResult> {
     if (!LINK_ID.test(linkId)) throw invalid('link_id must be lnk_ followed by 20 letters or digits.');
     await this.deps.store.deleteLink(caller.tenant.id, linkId);
     return { link_id: linkId, revoked: true };

@@ -1,4 +1,5 @@
 import type { ApiKeyRow, TenantRow } from '../ports/metadata-store.js';
+import type { WhoAmI } from '../wire/account.js';
 import { CallerCache } from './caller-cache.js';
 import type { CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
@@ -17,27 +18,6 @@ const TENANT_NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 export interface Caller {
   tenant: TenantRow;
   key: ApiKeyRow;
-}
-
-export interface WhoAmI {
-  tenant_name: string;
-  plan: PlanName;
-  api_key_last_4: string;
-  usage_storage_bytes: number;
-  plan_storage_limit_bytes: number;
-  usage_requests_month: number;
-  plan_requests_limit_month: number;
-  active_links: number;
-  max_active_links: number;
-  rate_limit_sustained: number;
-  rate_limit_burst: number;
-  // Beyond the spec's eleven (additive): what is left, so an agent need not do the arithmetic.
-  usage_storage_bytes_remaining: number;
-  usage_requests_remaining_month: number;
-  /** When usage_requests_month starts again from 0: the first instant of the next UTC month. */
-  requests_month_resets_at: string;
-  /** The unit of rate_limit_sustained (rate_limit_burst is a count of requests). */
-  rate_limit_unit: 'requests_per_second';
 }
 
 export class TenantService {

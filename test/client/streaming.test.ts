@@ -10,7 +10,8 @@ import { tempFolder } from './fixtures.js';
 /**
  * A 300 MB upload and download through the SDK in a child process with a 64 MB heap, sampling
  * its RSS: the file must stream, never sit in memory. The child runs the SDK compiled from
- * src/client into a temp folder, so the test does not depend on a prior build.
+ * src/client (with the wire types it imports from src/wire) into a temp folder, so the test does
+ * not depend on a prior build.
  */
 
 const run = promisify(execFile);
@@ -29,7 +30,7 @@ beforeAll(async () => {
     process.execPath,
     [
       path.join(ROOT, 'node_modules/typescript/bin/tsc'),
-      ...['--outDir', sdk, '--rootDir', path.join(ROOT, 'src/client')],
+      ...['--outDir', sdk, '--rootDir', path.join(ROOT, 'src')],
       ...['--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'],
       ...['--types', 'node', '--skipLibCheck', '--strict'],
       path.join(ROOT, 'src/client/index.ts'),
@@ -46,7 +47,7 @@ afterAll(async () => {
 });
 
 const CHILD = `
-import { CairnClient } from './sdk/index.js';
+import { CairnClient } from './sdk/client/index.js';
 const [apiUrl, apiKey, file, out] = process.argv.slice(2);
 const rss = () => process.memoryUsage().rss;
 const base = rss();

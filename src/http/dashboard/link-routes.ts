@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
-import type { ArtifactRecord } from '../../core/records.js';
-import type { LinkPage } from '../../core/sharing.js';
 import { formatBytes } from '../../units.js';
+import type { ArtifactRecord } from '../../wire/artifacts.js';
+import type { LinkList } from '../../wire/sharing.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { confirmPage } from './confirm.js';
 import { type DashboardContext, dashboardCaller, field, sendUserError, userError } from './context.js';
@@ -19,7 +19,7 @@ const revokePath = (linkId: string, artifactId: string) =>
   `/dashboard/links/${encodeURIComponent(linkId)}/revoke?artifact=${encodeURIComponent(artifactId)}`;
 
 /** The "Share links" panel of an artifact's page: make one, see the live ones, revoke one. */
-export function linksPanel(session: BrowserSession, a: ArtifactRecord, links: LinkPage): SafeHtml {
+export function linksPanel(session: BrowserSession, a: ArtifactRecord, links: LinkList): SafeHtml {
   const rows = links.links.map(
     (l) => html`<tr data-link="${l.link_id}"><td><a class="mono" href="${l.url}" rel="noreferrer">${l.url}</a></td>
 <td class="nowrap">${shortTime(l.expires_at)} UTC</td>

@@ -1,8 +1,8 @@
 import type { BrowserSession } from '../../core/accounts/index.js';
 import { PLANS } from '../../core/plans.js';
-import type { ArtifactRecord } from '../../core/records.js';
 import { isHtmlType } from '../../core/renderer.js';
 import type { PageRow } from '../../ports/metadata-store.js';
+import type { ArtifactRecord } from '../../wire/artifacts.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { field } from './context.js';
 import { csrfField } from './layout.js';

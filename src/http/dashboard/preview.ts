@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { blobKey } from '../../core/context.js';
-import type { ArtifactRecord } from '../../core/records.js';
 import { essence } from '../../core/renderer.js';
 import type { BlobStore } from '../../ports/blob-store.js';
+import type { ArtifactRecord } from '../../wire/artifacts.js';
 import { html, type SafeHtml } from '../render/html.js';
 
 /** How much of a text artifact the preview shows, and the largest image it inlines. */

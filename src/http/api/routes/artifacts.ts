@@ -1,7 +1,7 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
-import type { RawQuery } from '../../../core/list-query.js';
 import { callerOf } from '../../auth.js';
 import {
   ArtifactIdParams,
@@ -21,7 +21,8 @@ import {
 const auth = { auth: true } as const;
 const security = [{ bearer: [] }];
 
-export function artifactRoutes(app: FastifyInstance, core: Core): void {
+export function artifactRoutes(instance: FastifyInstance, core: Core): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/artifacts',
     {
@@ -46,7 +47,7 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.artifacts.list(callerOf(request), request.query as RawQuery),
+    async (request) => core.artifacts.list(callerOf(request), request.query),
   );
 
   app.get(
@@ -63,7 +64,7 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         response: { 200: Type.Ref(ArtifactRecord, { description: 'The artifact record.' }), ...artifactErrors },
       },
     },
-    async (request) => core.artifacts.get(callerOf(request), (request.params as { id: string }).id),
+    async (request) => core.artifacts.get(callerOf(request), request.params.id),
   );
 
   app.delete(
@@ -83,7 +84,7 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.artifacts.softDelete(callerOf(request), (request.params as { id: string }).id),
+    async (request) => core.artifacts.softDelete(callerOf(request), request.params.id),
   );
 
   app.get(
@@ -105,7 +106,7 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.sharing.downloadUrl(callerOf(request), (request.params as { id: string }).id),
+    async (request) => core.sharing.downloadUrl(callerOf(request), request.params.id),
   );
 
   app.post(
@@ -128,8 +129,7 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) =>
-      core.sharing.downloadUrls(callerOf(request), (request.body as { artifact_ids: unknown }).artifact_ids),
+    async (request) => core.sharing.downloadUrls(callerOf(request), request.body.artifact_ids),
   );
 
   app.post(
@@ -150,10 +150,9 @@ export function artifactRoutes(app: FastifyInstance, core: Core): void {
       },
     },
     async (request, reply) => {
-      const body = request.body as { expires_in?: number; ttl?: string };
-      const link = await core.sharing.createLink(callerOf(request), (request.params as { id: string }).id, {
-        expiresIn: body.expires_in,
-        ttl: body.ttl,
+      const link = await core.sharing.createLink(callerOf(request), request.params.id, {
+        expiresIn: request.body.expires_in,
+        ttl: request.body.ttl,
       });
       return reply.status(201).send(link);
     },

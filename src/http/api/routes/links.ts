@@ -1,7 +1,7 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
-import type { RawQuery } from '../../../core/list-query.js';
 import { callerOf } from '../../auth.js';
 import {
   ArtifactIdParams,
@@ -17,7 +17,8 @@ const auth = { auth: true } as const;
 const security = [{ bearer: [] }];
 
 /** Listing an artifact's share links and revoking one (creating one is with the artifact routes). */
-export function linkRoutes(app: FastifyInstance, core: Core): void {
+export function linkRoutes(instance: FastifyInstance, core: Core): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/artifacts/:id/links',
     {
@@ -35,8 +36,7 @@ export function linkRoutes(app: FastifyInstance, core: Core): void {
         response: { 200: Type.Ref(LinkList, { description: 'A page of live links.' }), ...artifactErrors },
       },
     },
-    async (request) =>
-      core.sharing.listLinks(callerOf(request), (request.params as { id: string }).id, request.query as RawQuery),
+    async (request) => core.sharing.listLinks(callerOf(request), request.params.id, request.query),
   );
 
   app.delete(
@@ -59,6 +59,6 @@ export function linkRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.sharing.revokeLink(callerOf(request), (request.params as { link_id: string }).link_id),
+    async (request) => core.sharing.revokeLink(callerOf(request), request.params.link_id),
   );
 }

@@ -1,10 +1,12 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
 import { callerOf } from '../../auth.js';
 import { authErrors, Health, WhoAmI } from '../schemas.js';
 
-export function metaRoutes(app: FastifyInstance, core: Core): void {
+export function metaRoutes(instance: FastifyInstance, core: Core): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/health',
     {

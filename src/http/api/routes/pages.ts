@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Core } from '../../../core/index.js';
@@ -34,6 +35,8 @@ const publicErrors = {
 /** A report body is read up to this size; a larger one is answered 202 and not forwarded. */
 export const REPORT_BODY_MAX = 64 * 1024;
 const OVERSIZED = Symbol('oversized report body');
+/** The route's body is whatever readReportBody made of it, not the documented shape. */
+const isOversized = (body: unknown) => body === OVERSIZED;
 
 /**
  * Reads a report body leniently: JSON when it parses, `{}` when it does not, OVERSIZED past
@@ -82,7 +85,8 @@ export function answerUnroutableReport(request: FastifyRequest, reply: FastifyRe
 }
 
 /** Publishing (authenticated) and the three public page endpoints (no key). */
-export function pageRoutes(app: FastifyInstance, core: Core): void {
+export function pageRoutes(instance: FastifyInstance, core: Core): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/v1/artifacts/:id/publish',
     {
@@ -106,7 +110,7 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.pages.publish(callerOf(request), (request.params as { id: string }).id, request.body),
+    async (request) => core.pages.publish(callerOf(request), request.params.id, request.body),
   );
 
   app.delete(
@@ -128,7 +132,7 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.pages.unpublish(callerOf(request), (request.params as { id: string }).id),
+    async (request) => core.pages.unpublish(callerOf(request), request.params.id),
   );
 
   app.get(
@@ -148,7 +152,7 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.pages.gateInfo((request.params as { slug: string }).slug),
+    async (request) => core.pages.gateInfo(request.params.slug),
   );
 
   app.post(
@@ -176,11 +180,12 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.pages.unlock((request.params as { slug: string }).slug, request.body, request.ip),
+    async (request) => core.pages.unlock(request.params.slug, request.body, request.ip),
   );
 
   // Reports are always accepted: any body (even malformed, absent or too large) is read leniently.
-  app.register(async (scope) => {
+  app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', async (_request: FastifyRequest, payload: Readable) => readReportBody(payload));
     scope.post(
@@ -208,8 +213,8 @@ export function pageRoutes(app: FastifyInstance, core: Core): void {
       async (request, reply) => {
         reply.status(202);
         // Too large to be a real report: answered like any other, forwarded nowhere.
-        if (request.body === OVERSIZED) return { received: true };
-        return core.pages.report((request.params as { slug: string }).slug, request.body, request.ip);
+        if (isOversized(request.body)) return { received: true as const };
+        return core.pages.report(request.params.slug, request.body, request.ip);
       },
     );
   });

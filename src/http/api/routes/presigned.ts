@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
@@ -17,7 +18,8 @@ import {
 const security = [{ bearer: [] }];
 
 /** Presigned uploads for large files: upload-url → PUT → complete. */
-export function presignedRoutes(app: FastifyInstance, core: Core): void {
+export function presignedRoutes(instance: FastifyInstance, core: Core): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/v1/artifacts/upload-url',
     {
@@ -40,7 +42,7 @@ export function presignedRoutes(app: FastifyInstance, core: Core): void {
       },
     },
     async (request, reply) => {
-      const b = request.body as typeof UploadUrlBody.static;
+      const b = request.body;
       const ticket = await core.presigned.requestUrl(callerOf(request), {
         filename: b.filename,
         sizeBytes: b.size_bytes,
@@ -75,11 +77,12 @@ export function presignedRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.presigned.complete(callerOf(request), (request.params as { id: string }).id),
+    async (request) => core.presigned.complete(callerOf(request), request.params.id),
   );
 
   // Cairn's own signed PUT target, used when the blob store cannot sign URLs (the local folder).
-  app.register(async (scope) => {
+  app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     // Raw bytes of any type stream straight to staging; nothing is parsed or buffered.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
@@ -127,9 +130,7 @@ export function presignedRoutes(app: FastifyInstance, core: Core): void {
         validatorCompiler: typeboxValidator({ only: ['params', 'querystring'] }),
       },
       async (request) => {
-        const { id } = request.params as { id: string };
-        const { exp, sig } = request.query as { exp?: string; sig?: string };
-        return core.presigned.receive(id, exp, sig, request.raw);
+        return core.presigned.receive(request.params.id, request.query.exp, request.query.sig, request.raw);
       },
     );
   });

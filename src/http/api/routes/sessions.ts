@@ -1,13 +1,14 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
-import type { RawQuery } from '../../../core/list-query.js';
 import { callerOf } from '../../auth.js';
 import { authErrors, errorResponse, ListSessionsQuery, SealResult, SessionIdParams, SessionList } from '../schemas.js';
 
 const security = [{ bearer: [] }];
 
-export function sessionRoutes(app: FastifyInstance, core: Core): void {
+export function sessionRoutes(instance: FastifyInstance, core: Core): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/sessions',
     {
@@ -25,7 +26,7 @@ export function sessionRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.sessions.list(callerOf(request), request.query as RawQuery),
+    async (request) => core.sessions.list(callerOf(request), request.query),
   );
 
   app.post(
@@ -46,6 +47,6 @@ export function sessionRoutes(app: FastifyInstance, core: Core): void {
         },
       },
     },
-    async (request) => core.sessions.seal(callerOf(request), (request.params as { id: string }).id),
+    async (request) => core.sessions.seal(callerOf(request), request.params.id),
   );
 }

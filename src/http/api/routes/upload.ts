@@ -1,5 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
 import type { MultipartFile, MultipartValue } from '@fastify/multipart';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -28,7 +29,8 @@ const TEXT_FIELDS: Record<string, keyof UploadRequest> = {
   transcript: 'transcript',
 };
 
-export function uploadRoutes(app: FastifyInstance, core: Core): void {
+export function uploadRoutes(instance: FastifyInstance, core: Core): void {
+  const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/v1/artifacts',
     {
