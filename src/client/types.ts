@@ -36,7 +36,7 @@ export interface UnpublishResult extends wire.UnpublishResult {}
 export interface GateInfo extends wire.GateInfo {}
 export interface UnlockResult extends wire.UnlockResult {}
 
-/** WhoAmI's additive fields: a server before 0.2 omits them. */
+/** WhoAmI's additive fields: an older Cairn, or the hosted service, omits them. */
 type WhoAmIAdditions =
   | 'usage_storage_bytes_remaining'
   | 'usage_requests_remaining_month'
