@@ -169,9 +169,15 @@ function toolMessage(err: { code: string; message: string }, args: Record<string
         : `no artifact ${id} in this account (never stored here, or removed for good). Find ids with ` +
             'list_artifacts, e.g. {"filename": "report.md"} or {"session_id": "..."}.';
     case 'artifact_already_deleted':
-      return `artifact ${id ?? ''} was deleted; it cannot be read or shared any more. Store the file again with store_artifact if it is still needed.`;
+      return id === null
+        ? null
+        : `artifact ${id} was deleted; it cannot be read or shared any more. Store the file again with ` +
+            'store_artifact if it is still needed.';
     case 'artifact_expired':
-      return `artifact ${id ?? ''} has expired (its ttl passed). Store the file again with store_artifact, with a longer ttl, if it is still needed.`;
+      return id === null
+        ? null
+        : `artifact ${id} has expired (its ttl passed). Store the file again with store_artifact, with a ` +
+            'longer ttl, if it is still needed.';
     case 'session_not_found':
       return typeof args.session_id === 'string'
         ? `no session ${JSON.stringify(args.session_id)} in this account (a session exists once an artifact is ` +
