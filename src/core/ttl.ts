@@ -5,7 +5,7 @@ import { LIMITS, PLANS, type PlanName } from './plans.js';
  * The TTL forms the API takes: `never`, or a count of seconds, minutes, hours or days (`30s`,
  * `15m`, `12h`, `7d`). The count has no digit cap, so one duration is the same TTL in every unit:
  * 365 days is `365d`, `8760h`, `525600m` and `31536000s` alike. The MCP tools' schema
- * (src/mcp/context.ts, client side, so it does not import the core) states the same rule.
+ * (src/mcp/context.ts) states the same rule for the agent to read.
  */
 const TTL_FORMAT = /^(?:never|[1-9]\d*[smhd])$/;
 

@@ -42,6 +42,9 @@ export type CairnApi = Pick<
   | 'unpublish'
 >;
 
+/** Which server lists the tool: the local stdio one, or the hosted endpoint (no local files). */
+export type Where = 'local' | 'hosted';
+
 /** Permission tier of the hosted server's consent screen (publish tools are write). */
 export type Tier = 'read' | 'write' | 'destroy';
 
@@ -52,7 +55,14 @@ export interface ToolDef {
    * Written for the agent: what it does, when to use it, and what not to use it for. A function
    * when it names another tool the client may not be shown: `listed` says which ones it sees.
    */
-  description: string | ((listed: (tool: string) => boolean) => string);
+  description: string | ((listed: (tool: string) => boolean, where: Where) => string);
+  /** Arguments only the local server can honour (a local file path): not listed by the hosted one. */
+  localArgs?: readonly string[];
+  /**
+   * Rules across arguments, or beyond what the schema can say, checked before anything is asked
+   * or sent: a message naming what to change, or null.
+   */
+  validate?(args: Record<string, unknown>): string | null;
   tier: Tier;
   /** The destructive class gated on local stdio (create_download_link, delete_artifact, seal_session). */
   destructive: boolean;
@@ -70,12 +80,18 @@ export interface ToolDef {
 
 /** Types a tool's handler by its input shape, then erases the type for the table. */
 export function defineTool<S extends z.ZodRawShape>(
-  def: Omit<ToolDef, 'input' | 'run'> & {
+  def: Omit<ToolDef, 'input' | 'run' | 'validate'> & {
     input: S;
+    validate?(args: z.infer<z.ZodObject<S>>): string | null;
     run(args: z.infer<z.ZodObject<S>>, ctx: ToolContext): Promise<CallToolResult>;
   },
 ): ToolDef {
-  return { ...def, input: z.object(def.input).strict(), run: def.run as ToolDef['run'] };
+  return {
+    ...def,
+    input: z.object(def.input).strict(),
+    validate: def.validate as ToolDef['validate'],
+    run: def.run as ToolDef['run'],
+  };
 }
 
 // Shared argument schemas, with the API's rules so that the agent sees them in the tool schema.
@@ -109,7 +125,15 @@ export const ttl = z
   );
 export const limit = z.number().int().min(1).max(200).describe('Page size, 1-200 (default 50), e.g. 20.');
 export const cursor = z.string().min(1).describe('next_cursor from the previous page (opaque; pass it unchanged).');
-export const timestamp = z.string().min(1).describe('RFC 3339 timestamp, e.g. 2026-01-31T00:00:00Z.');
+/**
+ * A time bound. A factory, not one shared schema: the JSON Schema converter writes a second use of
+ * the same schema in one tool as a `$ref`, which some hosts do not resolve.
+ */
+export const timestamp = (bound: 'after' | 'before') =>
+  z
+    .string()
+    .min(1)
+    .describe(`Only those created ${bound} this instant (exclusive): RFC 3339, e.g. 2026-01-31T00:00:00Z.`);
 export const metadataObject = z
   .record(z.string(), z.unknown())
   .describe(

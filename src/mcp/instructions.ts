@@ -38,8 +38,20 @@ function overview(withLinks: boolean): string {
   );
 }
 
-/** The instructions of a local (stdio) connection, once its gating is known. */
-export function localInstructions(mode: GatingMode): string {
+/**
+ * The instructions of a local (stdio) connection, once its gating is known; `roots` are the
+ * folders `path` uploads may read.
+ */
+export function localInstructions(mode: GatingMode, roots: readonly string[] = []): string {
+  const files =
+    roots.length > 0
+      ? `store_artifact's path reads files under ${roots.join(', ')} (the user adds folders with --allow-path); ` +
+        '.env files, keys and credentials are never read.'
+      : "store_artifact's path reads no local folder (the user adds one with --allow-path); send text or content.";
+  return `${gating(mode)}\n\n${files}`;
+}
+
+function gating(mode: GatingMode): string {
   const names = namesOf(DESTRUCTIVE);
   switch (mode) {
     case 'hidden':
@@ -47,7 +59,8 @@ export function localInstructions(mode: GatingMode): string {
         `${overview(false)}\n\nOff on this connection, and not listed: ${names}. They share, delete or seal ` +
         'for good; this MCP host did not declare that it can ask the user to confirm such actions (the MCP ' +
         'elicitation capability), and the server was not started with --allow-destructive. To share a file, ' +
-        'publish it as a web page with publish_artifact. When the user wants a download link, a deletion or a ' +
+        'publish it as a web page with publish_artifact: the page stays up for anyone with its URL until ' +
+        'unpublish_artifact takes it down, so tell the user. When the user wants a download link, a deletion or a ' +
         'sealed session, tell them how to allow it: restart the Cairn MCP server with `cairn mcp ' +
         '--allow-destructive` (a command-line flag: it cannot be turned on from here), or use an MCP host that ' +
         'supports elicitation; or do it themselves with the cairn CLI (`cairn link`, `cairn unlink`, `cairn rm`, ' +
@@ -73,13 +86,13 @@ export function hostedInstructions(granted: GrantTier): string {
   const refused = (['write', 'destroy'] as Tier[]).filter((tier) => !tierCovers(granted, tier));
   if (refused.length === 0) {
     return (
-      `${overview(true)}\n\nThis connection was granted ${TIER_LABEL.destroy}: ${namesOf(DESTRUCTIVE)} work ` +
-      'without a further question, so call them only when the user asked for that effect.'
+      `${overview(true)}\n\nThis connection has every permission (${TIER_LABEL.destroy}): ${namesOf(DESTRUCTIVE)} ` +
+      'work without a further question, so call them only when the user asked for that effect.'
     );
   }
   const lines = refused.map((tier) => `${namesOf(TOOLS.filter((t) => t.tier === tier))} need ${TIER_LABEL[tier]}`);
   return (
-    `${overview(true)}\n\nThis connection was granted ${TIER_LABEL[granted]}. Listed but refused here ` +
+    `${overview(true)}\n\nThis connection was granted the ${TIER_LABEL[granted]} permission only. Listed but refused here ` +
     `(insufficient_scope): ${lines.join('; ')}. When the user wants one of those, ask them to reconnect ` +
     `Cairn in their MCP client and choose ${refused.map((tier) => TIER_LABEL[tier]).join(' or ')} on the consent ` +
     'screen.'

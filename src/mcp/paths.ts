@@ -277,7 +277,8 @@ export class PathConfinement {
     const denial = this.denial(real);
     if (denial) throw new PathRefusedError(`refused ${requested}: ${denial}.`, 'denied');
     const stat = exists ? await lstat(real).catch(() => null) : null;
-    if (!stat) throw new PathRefusedError(`no readable file at ${requested}.`, 'not_found');
+    // Inside the roots, so naming where it looked tells nothing the user did not allow.
+    if (!stat) throw new PathRefusedError(`no readable file at ${requested} (looked at ${real}).`, 'not_found');
     assertPlainFile(stat, requested);
     return { realPath: real, stat };
   }

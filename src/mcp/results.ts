@@ -63,10 +63,12 @@ export function zodFailure(tool: ToolDef, err: ZodError): CallToolResult {
     const expected = about && !/e\.g\./.test(i.message) ? ` (expected: ${about})` : '';
     return `${where}: ${i.message}${expected}`;
   });
-  return invalid(
-    `Invalid arguments for ${tool.name}: ${issues.join('; ')}. Example of a correct call: ` +
-      `${tool.name} ${JSON.stringify(tool.example)}`,
-  );
+  return invalid(`Invalid arguments for ${tool.name}: ${issues.join('; ')}. ${exampleCall(tool)}`);
+}
+
+/** The sentence that ends every argument error: a call of the tool that is right. */
+export function exampleCall(tool: ToolDef): string {
+  return `Example of a correct call: ${tool.name} ${JSON.stringify(tool.example)}`;
 }
 
 export interface FailureContext {
@@ -82,6 +84,15 @@ export interface FailureContext {
 
 /** Maps anything a handler throws to a tool result an agent can act on. */
 export function failureFrom(err: unknown, ctx: FailureContext = {}): CallToolResult {
+  if (err instanceof PathRefusedError && err.reason === 'denied') {
+    // A secret's file: not a wrong argument to fix, and not something to send another way.
+    return fail(`${err.message} Do not send its contents another way unless the user explicitly asks for it.`, {
+      status: 400,
+      code: 'path_refused',
+      retry_hint: 'do_not_retry',
+      ...ctx.meta,
+    });
+  }
   if (err instanceof PathRefusedError) {
     return fail(err.message, { status: 400, code: 'path_refused', retry_hint: 'fix_arguments', ...ctx.meta });
   }
@@ -178,6 +189,11 @@ function toolMessage(err: { code: string; message: string }, args: Record<string
         ? null
         : `artifact ${id} has expired (its ttl passed). Store the file again with store_artifact, with a ` +
             'longer ttl, if it is still needed.';
+    case 'session_sealed':
+      return typeof args.session_id === 'string'
+        ? `session ${JSON.stringify(args.session_id)} is sealed: it takes no more artifacts. Store with another ` +
+            'session_id (list_sessions shows which are sealed).'
+        : null;
     case 'session_not_found':
       return typeof args.session_id === 'string'
         ? `no session ${JSON.stringify(args.session_id)} in this account (a session exists once an artifact is ` +

@@ -11,12 +11,11 @@ import {
   ReadResourceRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { CairnApi, ToolContext, ToolDef } from './context.js';
-import { askToConfirm, canElicit } from './elicit-confirm.js';
+import type { CairnApi, ToolContext, ToolDef, Where } from './context.js';
+import { askToConfirm, canElicit, hiddenToolRefusal } from './elicit-confirm.js';
 import { type GatingMode, instructionsAtInitialize, localInstructions } from './instructions.js';
 import type { OpenedFile } from './paths.js';
 import { listResources, RESOURCE_TEMPLATES, readResource } from './resources.js';
-import { fail } from './results.js';
 import { runTool, TOOLS, TOOLS_BY_NAME } from './tools.js';
 
 /** The MCP surface's own version line (spec: stable at 1.x, no breaking change without v2). */
@@ -30,15 +29,23 @@ export interface LocalServerOptions {
   allowDestructive: boolean;
   /** One line per destructive call (stderr on stdio). */
   audit: (line: string) => void;
+  /** The folders `path` uploads may read, named in the instructions. */
+  pathRoots?: readonly string[];
 }
 
 /** A tool as `tools/list` shows it (shared with the hosted server). */
-export function toolListing(tool: ToolDef, mode: GatingMode, listed: (name: string) => boolean = () => true): Tool {
+export function toolListing(
+  tool: ToolDef,
+  mode: GatingMode,
+  listed: (name: string) => boolean = () => true,
+  where: Where = 'local',
+): Tool {
+  const input = where === 'hosted' && tool.localArgs ? tool.input.omit(mask(tool.localArgs)) : tool.input;
   const entry: Tool = {
     name: tool.name,
     title: tool.title,
-    description: typeof tool.description === 'string' ? tool.description : tool.description(listed),
-    inputSchema: toJsonSchemaCompat(tool.input, { strictUnions: true, pipeStrategy: 'input' }) as Tool['inputSchema'],
+    description: typeof tool.description === 'string' ? tool.description : tool.description(listed, where),
+    inputSchema: toJsonSchemaCompat(input, { strictUnions: true, pipeStrategy: 'input' }) as Tool['inputSchema'],
     annotations: { title: tool.title, ...tool.annotations },
     _meta: { 'cairn/tier': tool.tier },
   };
@@ -50,11 +57,13 @@ export function toolListing(tool: ToolDef, mode: GatingMode, listed: (name: stri
   return entry;
 }
 
+const mask = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, true as const]));
+
 /** The subject of a destructive call, for the audit line (ids only, never secrets). */
 function subject(args: unknown): Record<string, unknown> {
   const a = (args ?? {}) as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const k of ['artifact_id', 'session_id', 'expires_in']) if (a[k] !== undefined) out[k] = a[k];
+  for (const k of ['artifact_id', 'link_id', 'session_id', 'ttl', 'expires_in']) if (a[k] !== undefined) out[k] = a[k];
   return out;
 }
 
@@ -62,7 +71,7 @@ function subject(args: unknown): Record<string, unknown> {
 export function createLocalServer(opts: LocalServerOptions): Server {
   const server = new Server(
     { name: 'cairn', title: 'Cairn', version: MCP_SERVER_VERSION },
-    { capabilities: { tools: {}, resources: {} }, instructions: localInstructions('hidden') },
+    { capabilities: { tools: {}, resources: {} }, instructions: localInstructions('hidden', opts.pathRoots) },
   );
 
   const mode = (): GatingMode => {
@@ -72,7 +81,7 @@ export function createLocalServer(opts: LocalServerOptions): Server {
     if (canElicit(server)) return 'elicit';
     return opts.allowDestructive ? 'allowed' : 'hidden';
   };
-  instructionsAtInitialize(server, () => localInstructions(mode()));
+  instructionsAtInitialize(server, () => localInstructions(mode(), opts.pathRoots));
 
   const context = (): ToolContext => {
     const info = server.getClientVersion();
@@ -99,20 +108,13 @@ export function createLocalServer(opts: LocalServerOptions): Server {
     const ctx = context();
     let unconfirmed: string | null = null;
     const ask = async (args: Record<string, unknown>) => {
-      const no = await askToConfirm(server, tool.name, args);
+      const no = await askToConfirm(server, ctx.client, tool.name, args);
       unconfirmed = no?.outcome ?? null;
       return no?.refused ?? null;
     };
     const result =
       m === 'hidden'
-        ? fail(
-            'This tool is off on this connection: this MCP host did not declare that it can ask the user to ' +
-              'confirm it (the MCP elicitation capability), and the server was not started with ' +
-              '--allow-destructive. Nothing was changed. Tell the user: they can restart the Cairn MCP server ' +
-              'with `cairn mcp --allow-destructive` (command line only), use a host that supports elicitation, ' +
-              'or use the cairn CLI. To share a file meanwhile, publish_artifact makes a web page.',
-            { status: 403, code: 'destructive_tools_disabled', retry_hint: 'do_not_retry' },
-          )
+        ? hiddenToolRefusal(tool.name, req.params.arguments ?? {})
         : await runTool(tool, req.params.arguments, ctx, m === 'elicit' ? ask : undefined);
     opts.audit(
       `cairn-mcp audit ${JSON.stringify({

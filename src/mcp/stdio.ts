@@ -63,6 +63,7 @@ export async function runStdioServer(opts: StdioOptions, env: NodeJS.ProcessEnv 
     openLocalFile: (p) => confinement.open(p),
     allowDestructive: opts.allowDestructive,
     audit: (line) => process.stderr.write(`${line}\n`),
+    pathRoots: confinement.roots,
   });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {

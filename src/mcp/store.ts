@@ -4,11 +4,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type ArtifactRecord, CairnError, type UploadStreamOptions } from '../client/index.js';
 import { agentId, defineTool, metadataObject, sessionId, type ToolContext, ttl } from './context.js';
-import { fail, failureFrom, invalid, ok } from './results.js';
+import { exampleCall, fail, failureFrom, invalid, ok } from './results.js';
 
 const JSON_UPLOAD_MAX = 10 * 1024 * 1024;
 const PATH_UPLOAD_MAX = 500 * 1024 * 1024;
-const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** agent_id default: the connected client's name made into a valid label, else `mcp`. */
 export function defaultAgentId(ctx: ToolContext): string {
@@ -22,29 +22,38 @@ export function defaultAgentId(ctx: ToolContext): string {
 export const storeArtifact = defineTool({
   name: 'store_artifact',
   title: 'Store an artifact',
-  description:
+  description: (_listed, where) =>
     'Save a file to Cairn so it outlives this conversation: reports, generated code, images, datasets, ' +
-    'transcripts. Give `filename` and exactly one of `content` (base64 bytes, up to 10 MB decoded) or ' +
-    '`path` (a local file under the directories the user allowed, up to 500 MB; streamed from disk, so ' +
-    'prefer it for anything already on disk). Group related outputs with `session_id`; record the producing ' +
-    'model with `model` (saved as metadata.model); set `transcript: true` for a conversation log (NDJSON ' +
-    'recommended). Every call creates a new artifact. If you might repeat this call (a timeout, a lost ' +
-    'answer), pass your own `idempotency_key` (any unique string, e.g. a UUID, kept for 24 hours): a repeat ' +
-    'with the same key returns the first artifact (_meta.replayed: true) instead of storing a second. Without ' +
-    'one a key is generated (_meta.idempotency_key), which helps only if you received this answer; a stored ' +
-    'copy of the same bytes, filename and session from the last 24 hours is then named in ' +
-    '_meta.possible_duplicate_of. For files over 500 MB use request_upload_url.',
+    'transcripts. Give `filename` and exactly one of ' +
+    (where === 'local'
+      ? '`text` (UTF-8 text as is), `content` (base64 bytes; both up to 10 MB) or `path` (a local file under ' +
+        'the folders the user allowed, up to 500 MB; streamed from disk, so prefer it for anything already on disk). '
+      : '`text` (UTF-8 text as is) or `content` (base64 bytes), up to 10 MB. ') +
+    'Group related outputs with `session_id`; record the producing model with `model` (saved as ' +
+    'metadata.model); set `transcript: true` for a conversation log (NDJSON recommended). Every call creates ' +
+    'a new artifact. If you might repeat this call (a timeout, a lost answer), pass your own ' +
+    '`idempotency_key`, a new one for each distinct file (e.g. a fresh UUID; kept 24 hours): a repeat with ' +
+    'the same key returns the first artifact, marked replayed, instead of storing a second. Without a key, ' +
+    'the answer notes an artifact with the same bytes, filename and session stored in the last 24 hours. ' +
+    (where === 'local'
+      ? 'For files over 500 MB use request_upload_url.'
+      : 'For files over 10 MB use request_upload_url.'),
   example: {
     filename: 'report.md',
-    content: 'IyBSZXBvcnQK',
+    text: '# Report\nAll green.\n',
     session_id: 'run-2026-11-26',
-    idempotency_key: 'report-run-2026-11-26',
+    idempotency_key: '0f8fad5b-d9cb-469f-a165-70867728950e',
   },
   tier: 'write',
   destructive: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  localArgs: ['path'],
   input: {
     filename: z.string().min(1).max(255).describe('Name to store the file under, e.g. report.md.'),
+    text: z
+      .string()
+      .optional()
+      .describe('The file as UTF-8 text, as is (up to 10 MB), e.g. "# Report\\nAll green.". For text files.'),
     content: z
       .string()
       .optional()
@@ -53,10 +62,12 @@ export const storeArtifact = defineTool({
       .string()
       .min(1)
       .optional()
-      .describe('Local file path (relative to the server working directory), e.g. out/report.md.'),
+      .describe('Local file path, relative to the server working directory, e.g. out/report.md.'),
     content_type: z.string().min(1).optional().describe('MIME type; default from the extension, e.g. text/markdown.'),
     session_id: sessionId.optional(),
-    agent_id: agentId.optional().describe('Producing agent label; default the MCP client name, e.g. "research-bot".'),
+    agent_id: agentId
+      .optional()
+      .describe('Producing agent label, e.g. "research-bot"; default the MCP client\'s name when known, else "mcp".'),
     model: z
       .string()
       .min(1)
@@ -71,13 +82,18 @@ export const storeArtifact = defineTool({
       .max(256)
       .regex(/^[\x21-\x7e]+$/, 'must be 1-256 printable ASCII characters without spaces, e.g. a UUID')
       .optional()
-      .describe('Pass your own when you may repeat the call, e.g. a UUID or "report-run-42"; 1-256 printable ASCII.'),
+      .describe(
+        'Pass your own when you may repeat the call, a new one for each distinct file, e.g. a fresh UUID; ' +
+          '1-256 printable ASCII.',
+      ),
   },
   async run(args, ctx): Promise<CallToolResult> {
-    if ((args.content === undefined) === (args.path === undefined)) {
+    const given = [args.text, args.content, args.path].filter((v) => v !== undefined).length;
+    if (given !== 1) {
       return invalid(
-        'store_artifact needs exactly one of `content` (base64) or `path` (local file), e.g. ' +
-          '{"filename": "report.md", "content": "IyBSZXBvcnQK"}.',
+        `store_artifact needs exactly one of \`text\` (UTF-8), \`content\` (base64)${
+          ctx.openLocalFile ? ' or `path` (local file)' : ''
+        }; got ${given}. ${exampleCall(storeArtifact)}`,
       );
     }
     const idempotencyKey = args.idempotency_key ?? randomUUID();
@@ -99,34 +115,75 @@ export const storeArtifact = defineTool({
       },
     };
     const stored = async (record: ArtifactRecord): Promise<CallToolResult> => {
-      if (replayed) return ok(record, { ...meta, replayed: true });
+      if (replayed) return withNote(ok(record, { ...meta, replayed: true }), replayNote(record, args));
       // Only the caller's own key protects a repeat it did not see answered; without one, say so.
       const twin = args.idempotency_key === undefined ? await earlierCopy(ctx.client, record) : null;
-      return ok(record, twin ? { ...meta, possible_duplicate_of: twin } : meta);
+      if (!twin) return ok(record, meta);
+      return withNote(
+        ok(record, { ...meta, possible_duplicate_of: twin }),
+        `Stored as ${record.artifact_id}. An artifact with the same bytes, filename and session was stored in ` +
+          `the last 24 hours: ${twin}. If that was an earlier attempt of this call, one of them is a duplicate ` +
+          '(pass your own idempotency_key next time).',
+      );
     };
     try {
-      if (args.content !== undefined) {
-        if (!BASE64.test(args.content)) {
-          return invalid('`content` must be base64 (A-Z a-z 0-9 + / and = padding), e.g. "IyBSZXBvcnQK".');
-        }
-        const bytes = Buffer.from(args.content, 'base64');
-        if (bytes.length > JSON_UPLOAD_MAX) {
-          return fail(
-            `content is ${bytes.length} bytes decoded; the limit is 10 MB. Write it to a file and pass \`path\`.`,
-            { status: 413, code: 'file_too_large', retry_hint: 'fix_arguments', ...meta },
+      if (args.path !== undefined) {
+        if (!ctx.openLocalFile) {
+          return invalid(
+            '`path` uploads need the local (stdio) Cairn MCP server; send the file as `text` or `content`.',
           );
         }
-        return await stored(await ctx.client.uploadBytes(bytes, opts));
+        return await stored(await uploadPath(ctx.openLocalFile, ctx.client, args.path, opts));
       }
-      if (!ctx.openLocalFile) {
-        return invalid('`path` uploads need the local (stdio) Cairn MCP server; send the bytes as `content`.');
+      const bytes = args.text !== undefined ? Buffer.from(args.text, 'utf8') : decodeBase64(args.content as string);
+      if (bytes === null) {
+        return invalid(
+          '`content` is not base64 (it does not decode to bytes and back). If it is text, pass it as `text` ' +
+            'instead; base64 looks like "IyBSZXBvcnQK".',
+        );
       }
-      return await stored(await uploadPath(ctx.openLocalFile, ctx.client, args.path as string, opts));
+      if (bytes.length > JSON_UPLOAD_MAX) {
+        return fail(
+          `the file is ${bytes.length} bytes; the limit here is 10 MB.${
+            ctx.openLocalFile ? ' Write it to a file and pass `path`.' : ' Use request_upload_url (Pro).'
+          }`,
+          { status: 413, code: 'file_too_large', retry_hint: 'fix_arguments', ...meta },
+        );
+      }
+      return await stored(await ctx.client.uploadBytes(bytes, opts));
     } catch (err) {
       return failureFrom(err, { keyHint: ctx.keyHint, meta, args });
     }
   },
 });
+
+/**
+ * Base64 as agents send it (blanks and line breaks allowed, padding optional), or null when the
+ * text is not the encoding of any bytes: plain text such as "hello" decodes to something else
+ * and would be stored as garbage.
+ */
+function decodeBase64(text: string): Buffer | null {
+  const compact = text.replace(/\s+/g, '');
+  if (!BASE64.test(compact)) return null;
+  const bytes = Buffer.from(compact, 'base64');
+  return bytes.toString('base64').replace(/=+$/, '') === compact.replace(/=+$/, '') ? bytes : null;
+}
+
+/** Said in the text (hosts often show the model only that): nothing new was stored. */
+function replayNote(record: ArtifactRecord, args: { filename: string; session_id?: string }): string {
+  const same = record.filename === args.filename && record.session_id === (args.session_id ?? null);
+  return same
+    ? `Replayed: this idempotency_key was used before, so the artifact stored then (${record.artifact_id}) is ` +
+        'returned and nothing new was stored.'
+    : `Replayed: this idempotency_key was used before for another file (${JSON.stringify(record.filename)}, ` +
+        `session ${JSON.stringify(record.session_id)}), so that artifact (${record.artifact_id}) is returned and ` +
+        'nothing was stored for this call. Use a new idempotency_key for each distinct file.';
+}
+
+/** A second text block after the JSON, for the model to read; structuredContent stays the record. */
+function withNote(result: CallToolResult, note: string): CallToolResult {
+  return { ...result, content: [...result.content, { type: 'text', text: note }] };
+}
 
 const DAY_MS = 86_400_000;
 /** Copies looked at; more same-named uploads in a day than this is not a repeat by accident. */

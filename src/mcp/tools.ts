@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { CairnError } from '../client/index.js';
+import { durationSeconds } from '../core/ttl.js';
 import {
   agentId,
   artifactId,
@@ -14,7 +15,7 @@ import {
   timestamp,
   ttl,
 } from './context.js';
-import { failureFrom, ok, zodFailure } from './results.js';
+import { exampleCall, failureFrom, invalid, ok, zodFailure } from './results.js';
 import { storeArtifact } from './store.js';
 
 /**
@@ -22,6 +23,9 @@ import { storeArtifact } from './store.js';
  * Read tools are safe to repeat; the SDK client retries 5xx for every idempotent call, and the
  * two non-idempotent tools (request_upload_url, create_download_link) get exactly one attempt.
  */
+
+/** The longest a share link lives (the API refuses more). */
+const LINK_MAX_SECONDS = 2_592_000;
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const WRITE_IDEMPOTENT = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -60,8 +64,8 @@ export const TOOLS: readonly ToolDef[] = [
       agent_id: agentId.optional(),
       filename: z.string().min(1).optional().describe('Exact filename, e.g. report.md.'),
       content_type: z.string().min(1).optional().describe('Exact MIME type, e.g. text/markdown.'),
-      created_after: timestamp.optional(),
-      created_before: timestamp.optional(),
+      created_after: timestamp('after').optional(),
+      created_before: timestamp('before').optional(),
       metadata: z
         .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
         .refine((m) => Object.keys(m).length <= 8, 'at most 8 key-value pairs')
@@ -149,8 +153,8 @@ export const TOOLS: readonly ToolDef[] = [
     destructive: false,
     annotations: READ,
     input: {
-      created_after: timestamp.optional(),
-      created_before: timestamp.optional(),
+      created_after: timestamp('after').optional(),
+      created_before: timestamp('before').optional(),
       limit: limit.optional(),
       cursor: cursor.optional(),
     },
@@ -244,9 +248,18 @@ export const TOOLS: readonly ToolDef[] = [
         .number()
         .int()
         .min(1)
-        .max(2_592_000)
+        .max(LINK_MAX_SECONDS)
         .optional()
         .describe('Lifetime in seconds, 1-2592000, e.g. 259200 for 3 days (default 604800). Instead of ttl.'),
+    },
+    validate: (args) => {
+      if (args.ttl !== undefined && args.expires_in !== undefined) {
+        return 'give the lifetime once: ttl (e.g. "3d") or expires_in (seconds), not both.';
+      }
+      const seconds = args.ttl === undefined ? null : durationSeconds(args.ttl);
+      return seconds !== null && seconds > LINK_MAX_SECONDS
+        ? `ttl "${args.ttl}" is longer than a share link may live (30 days: "30d").`
+        : null;
     },
     run: async (args, ctx) =>
       ok(await ctx.client.createLink(args.artifact_id, { expiresIn: args.expires_in, ttl: args.ttl })),
@@ -407,6 +420,8 @@ export async function runTool(
 ): Promise<CallToolResult> {
   const parsed = tool.input.safeParse(rawArgs ?? {});
   if (!parsed.success) return zodFailure(tool, parsed.error);
+  const wrong = tool.validate?.(parsed.data);
+  if (wrong) return invalid(`Invalid arguments for ${tool.name}: ${wrong} ${exampleCall(tool)}`);
   const refused = confirm ? await confirm(parsed.data) : null;
   if (refused) return refused;
   try {

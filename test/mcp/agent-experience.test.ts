@@ -7,6 +7,7 @@ import type { ToolDef } from '../../src/mcp/context.js';
 import { type GatingMode, hostedInstructions, localInstructions } from '../../src/mcp/instructions.js';
 import { toolListing } from '../../src/mcp/server.js';
 import { TOOLS } from '../../src/mcp/tools.js';
+import { put } from '../helpers/e2e.js';
 import { connectHttpMcp, type HttpMcp } from '../helpers/hosted.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { connectMcp, data, type McpSession } from './mcp-client.js';
@@ -76,6 +77,20 @@ describe('tool descriptions and schemas', () => {
     }
   });
 
+  it('schemas are self-contained (no $ref: some hosts do not resolve them)', () => {
+    for (const tool of listingsIn('allowed')) expect(JSON.stringify(tool.inputSchema), tool.name).not.toContain('$ref');
+  });
+
+  it('the hosted listing offers no local-file argument; the local one does', () => {
+    const store = TOOLS.find((t) => t.name === 'store_artifact') as ToolDef;
+    const hosted = toolListing(store, 'allowed', () => true, 'hosted');
+    const local = toolListing(store, 'allowed', () => true, 'local');
+    expect(Object.keys(hosted.inputSchema.properties ?? {})).not.toContain('path');
+    expect(hosted.description).not.toMatch(/`path`|on disk/);
+    expect(Object.keys(local.inputSchema.properties ?? {})).toContain('path');
+    expect(local.description).toMatch(/`path`/);
+  });
+
   it("each tool's example call passes its own schema (it is shown in every argument error)", () => {
     for (const tool of TOOLS) {
       const parsed = tool.input.safeParse(tool.example);
@@ -104,6 +119,14 @@ describe('instructions', () => {
     expect(text).toContain('cairn mcp --allow-destructive');
     expect(text).toMatch(/publish_artifact/);
     expect(text).not.toMatch(/download links/);
+    expect(text).toMatch(/stays up for anyone with its URL until unpublish_artifact/);
+  });
+
+  it('local: name the folders path uploads may read, or say there is none', () => {
+    expect(localInstructions('elicit', ['/a', '/b'])).toMatch(
+      /store_artifact's path reads files under \/a, \/b \(the user adds folders with --allow-path\)/,
+    );
+    expect(localInstructions('elicit')).toMatch(/reads no local folder/);
   });
 
   it('elicit, confirm, allowed: say how the destructive tools are confirmed (or that nobody does)', () => {
@@ -118,7 +141,7 @@ describe('instructions', () => {
   it('hosted: name the tools beyond the grant and the consent screen that lifts it', () => {
     const read = hostedInstructions('read');
     for (const name of ['store_artifact', 'publish_artifact', ...DESTRUCTIVE]) expect(read).toContain(name);
-    expect(read).toMatch(/granted Read/);
+    expect(read).toMatch(/granted the Read permission only/);
     expect(read).toMatch(/choose Write or Destroy on the consent screen/);
     expect(hostedInstructions('write')).toMatch(/choose Destroy on the consent screen/);
     const write = hostedInstructions('write');
@@ -144,6 +167,7 @@ interface Ids {
 }
 
 const UNKNOWN = 'art_AAAAAAAAAAAAAAAA';
+const SEALED = 'agent-sealed';
 const BAD_CALLS: BadCall[] = [
   {
     why: 'a filename passed as an id',
@@ -173,11 +197,11 @@ const BAD_CALLS: BadCall[] = [
     code: 'artifact_already_deleted',
   },
   {
-    why: 'neither content nor path',
+    why: 'neither text, content nor path',
     tool: 'store_artifact',
     args: () => ({ filename: 'x.txt' }),
     code: 'invalid_request',
-    says: /"content": "IyBSZXBvcnQK"/,
+    says: /Example of a correct call: store_artifact \{"filename":"report.md","text"/,
   },
   {
     why: 'a ttl in words',
@@ -191,6 +215,20 @@ const BAD_CALLS: BadCall[] = [
     tool: 'store_artifact',
     args: () => ({ filename: 'x.txt', content: 'not base64!' }),
     code: 'invalid_request',
+  },
+  {
+    why: 'plain text passed as base64 content',
+    tool: 'store_artifact',
+    args: () => ({ filename: 'x.txt', content: 'hello' }),
+    code: 'invalid_request',
+    says: /pass it as `text`/,
+  },
+  {
+    why: 'storing into a sealed session',
+    tool: 'store_artifact',
+    args: () => ({ filename: 'late.txt', text: 'late', session_id: SEALED }),
+    code: 'session_sealed',
+    says: /another session_id/,
   },
   {
     why: 'a page too large',
@@ -260,11 +298,14 @@ const BAD_CALLS: BadCall[] = [
   },
 ];
 
+const texts = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+
 /** The hints that fit a status: change the call for a request error, stop for a refusal. */
 const FITTING: Record<string, string[]> = {
   '400': ['fix_arguments'],
   '404': ['fix_arguments'],
   '403': ['do_not_retry'],
+  '409': ['fix_arguments'],
   '410': ['do_not_retry'],
 };
 
@@ -300,6 +341,8 @@ beforeAll(async () => {
   base = await realpath(await mkdtemp(path.join(tmpdir(), 'cairn-agent-')));
   stdio = await connectMcp({ env: { HOME: base, CAIRN_API_KEY: srv.apiKey, CAIRN_API_URL: srv.apiUrl }, cwd: base });
   hosted = await connectHttpMcp(srv.apiUrl, srv.apiKey);
+  await put(srv.apiUrl, srv.apiKey, 'sealed in', { session_id: SEALED });
+  expect((await api(srv.apiUrl, srv.apiKey, 'POST', `/v1/sessions/${SEALED}/seal`)).status).toBe(200);
   for (const [name, session] of [
     ['stdio', stdio],
     ['hosted', hosted],
@@ -319,7 +362,7 @@ afterAll(async () => {
 
 describe('bad calls: every error carries code, a fitting retry_hint and a next step', () => {
   it('stdio, destructive tools hidden: the instructions say so, and no error names a hidden tool', async () => {
-    expect(stdio.client.getInstructions()).toBe(localInstructions('hidden'));
+    expect(stdio.client.getInstructions()).toBe(localInstructions('hidden', [base]));
     const visible = (await stdio.client.listTools()).tools.map((t) => t.name);
     expect(visible.sort()).toEqual(visibleIn('hidden').sort());
     for (const bad of BAD_CALLS.filter((b) => !b.needsTool)) {
@@ -327,6 +370,7 @@ describe('bad calls: every error carries code, a fitting retry_hint and a next s
     }
     // A hidden tool called by name is refused without naming any tool it cannot see.
     const refused = await stdio.call('create_download_link', { artifact_id: ids.stdio.stored, ttl: '3d' });
+    expect(JSON.stringify(refused.content)).toContain(`cairn link ${ids.stdio.stored} --expires 3d`);
     checkError(
       refused,
       { why: 'hidden', tool: 'create_download_link', args: () => ({}), code: 'destructive_tools_disabled' },
@@ -353,7 +397,7 @@ describe('instructions as each host receives them at initialize', () => {
     for (const [opts, mode] of hosts) {
       const s = await connectMcp({ env, cwd: base, ...opts });
       try {
-        expect(s.client.getInstructions(), mode).toBe(localInstructions(mode));
+        expect(s.client.getInstructions(), mode).toBe(localInstructions(mode, [base]));
       } finally {
         await s.close();
       }
@@ -393,12 +437,22 @@ describe('durations, retries and usage the way agents ask for them', () => {
       const again = await session.call('store_artifact', { ...args, idempotency_key: key });
       expect(data(again).artifact_id).toBe(data(first).artifact_id);
       expect(again._meta).toEqual({ idempotency_key: key, replayed: true });
+      // Said in the text too (hosts often show the model only the content, not _meta).
+      expect(texts(again)).toMatch(/Replayed: .*nothing new was stored/);
+      const reused = await session.call('store_artifact', {
+        filename: 'other.md',
+        text: 'other',
+        idempotency_key: key,
+      });
+      expect(reused._meta).toEqual({ idempotency_key: key, replayed: true });
+      expect(texts(reused)).toMatch(/used before for another file \("retry-/);
 
       // Without a key, the same bytes, filename and session again: stored, and the earlier copy named.
       const keyless = await session.call('store_artifact', args);
       expect(data(keyless).artifact_id).not.toBe(data(first).artifact_id);
       expect(keyless._meta?.possible_duplicate_of).toBe(data(first).artifact_id);
       expect(keyless._meta?.replayed).toBeUndefined();
+      expect(texts(keyless)).toContain(`was stored in the last 24 hours: ${data(first).artifact_id}`);
       // Another session, or other bytes, is not a duplicate.
       const elsewhere = await session.call('store_artifact', { ...args, session_id: `other-${name}` });
       expect(elsewhere._meta?.possible_duplicate_of).toBeUndefined();
@@ -406,6 +460,17 @@ describe('durations, retries and usage the way agents ask for them', () => {
       expect(changed._meta?.possible_duplicate_of).toBeUndefined();
     });
   }
+
+  it('text is stored as UTF-8, as is, on both servers', async () => {
+    for (const session of [stdio, hosted]) {
+      const stored = data(await session.call('store_artifact', { filename: 'note.md', text: '# Nota\nCafé ✓\n' }));
+      expect(stored.size_bytes).toBe(Buffer.byteLength('# Nota\nCafé ✓\n'));
+      const back = await fetch(
+        data(await session.call('get_artifact_download_url', { artifact_id: stored.artifact_id })).download_url,
+      );
+      expect(await back.text()).toBe('# Nota\nCafé ✓\n');
+    }
+  });
 
   it('whoami answers how much is left, on both servers', async () => {
     for (const session of [stdio, hosted]) {
@@ -421,7 +486,7 @@ describe('durations, retries and usage the way agents ask for them', () => {
 describe('docs/mcp.md', () => {
   it('shows the instructions each connection receives, word for word', async () => {
     const doc = await readFile(new URL('../../docs/mcp.md', import.meta.url), 'utf8');
-    expect(doc).toContain(localInstructions('hidden'));
+    expect(doc).toContain(localInstructions('hidden', ['/home/you/project']));
     const second = (text: string) => text.split('\n\n')[1] as string;
     for (const mode of ['elicit', 'confirm', 'allowed'] as const)
       expect(doc).toContain(second(localInstructions(mode)));

@@ -87,7 +87,10 @@ describe('path escapes through the MCP client are refused, and nothing is stored
     it(label, async () => {
       const r = await mcp.call('store_artifact', { filename: 'escape.txt', path: p() });
       expect(r.isError).toBe(true);
-      expect(r._meta).toMatchObject({ status: 400, code: 'path_refused', retry_hint: 'fix_arguments' });
+      expect(r._meta).toMatchObject({ status: 400, code: 'path_refused' });
+      // Deny-listed files: do not retry (nor send them another way); the rest: change the path.
+      const denied = /deny-list|never read/.test(JSON.stringify(r.content));
+      expect(r._meta?.retry_hint).toBe(denied ? 'do_not_retry' : 'fix_arguments');
       expect(JSON.stringify(r.content)).toMatch(/refused|no readable file/);
     });
   }

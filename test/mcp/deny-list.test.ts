@@ -99,8 +99,10 @@ describe('store_artifact with a server started in a home folder', () => {
   it.each(denied)('refuses %s: ~/%s', async (_entry, relative) => {
     const r = await mcp.call('store_artifact', { filename: 'leak.txt', path: relative });
     expect(r.isError, JSON.stringify(r.content)).toBe(true);
-    expect(r._meta).toMatchObject({ status: 400, code: 'path_refused', retry_hint: 'fix_arguments' });
+    // A secret's file is not an argument to fix: the agent is told not to send it another way.
+    expect(r._meta).toMatchObject({ status: 400, code: 'path_refused', retry_hint: 'do_not_retry' });
     expect(JSON.stringify(r.content)).toMatch(/never read|deny-list/);
+    expect(JSON.stringify(r.content)).toMatch(/Do not send its contents another way/);
     // By absolute path too.
     const abs = await mcp.call('store_artifact', { filename: 'leak.txt', path: path.join(home, relative) });
     expect(abs._meta).toMatchObject({ code: 'path_refused' });

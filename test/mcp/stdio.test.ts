@@ -147,16 +147,36 @@ describe('elicitation: hosts that declare the standard capability confirm throug
       const id = await stored(s);
       const link = data(await s.call('create_download_link', { artifact_id: id, expires_in: 86_400 }));
       expect(link.url).toMatch(/^http/);
-      expect(asked).toEqual([expect.stringMatching(new RegExp(`public download link for artifact ${id}.*1 day`))]);
+      expect(asked).toEqual([expect.stringMatching(new RegExp(`public download link for "e.txt" \\(${id}\\).*1 day`))]);
+      // The lifetime asked about is the one the link gets, whichever way it was given.
+      const days = data(await s.call('create_download_link', { artifact_id: id, ttl: '3d' }));
+      expect(Date.parse(days.expires_at) - Date.parse(days.created_at)).toBe(3 * 86_400_000);
+      expect(asked[1]).toMatch(/for 3 days\.$/);
+      asked.splice(1, 1);
       const gone = data(await s.call('delete_artifact', { artifact_id: id, confirm: true }));
       expect(gone).toMatchObject({ artifact_id: id, deleted: true });
       expect(asked).toHaveLength(2);
       await vi.waitFor(() =>
         expect(s.stderr()).toMatch(/cairn-mcp audit .*"tool":"delete_artifact".*"gating":"elicit","outcome":"ok"/),
       );
-      // Arguments that fail validation are refused before anyone is asked.
+      // Arguments that fail validation, or a call that can change nothing, are answered before anyone is asked.
       const bad = await s.call('delete_artifact', { artifact_id: id });
       expect(bad._meta).toMatchObject({ code: 'invalid_request' });
+      const again = data(await s.call('delete_artifact', { artifact_id: id, confirm: true }));
+      expect(again).toMatchObject({ artifact_id: id, already_deleted: true });
+      const unknown = await s.call('delete_artifact', { artifact_id: 'art_AAAAAAAAAAAAAAAA', confirm: true });
+      expect(unknown._meta).toMatchObject({ code: 'artifact_not_found' });
+      const live = await stored(s);
+      for (const args of [
+        { artifact_id: live, ttl: '31d' },
+        { artifact_id: live, ttl: '3d', expires_in: 60 },
+      ]) {
+        const refused = await s.call('create_download_link', args);
+        expect(refused._meta, JSON.stringify(args)).toMatchObject({
+          code: 'invalid_request',
+          retry_hint: 'fix_arguments',
+        });
+      }
       expect(asked).toHaveLength(2);
     } finally {
       await s.close();
@@ -171,7 +191,7 @@ describe('elicitation: hosts that declare the standard capability confirm throug
       expect(r.isError).toBe(true);
       expect(r._meta).toMatchObject({ status: 403, code: 'declined_by_user', retry_hint: 'do_not_retry' });
       expect(JSON.stringify(r.content)).toMatch(/not run: the user declined/);
-      expect(asked).toEqual([expect.stringContaining(`Delete artifact ${id}?`)]);
+      expect(asked).toEqual([expect.stringContaining(`Delete "e.txt" (${id})?`)]);
       expect(data(await s.call('get_artifact', { artifact_id: id })).artifact_id).toBe(id);
       await vi.waitFor(() =>
         expect(s.stderr()).toMatch(/cairn-mcp audit .*"tool":"delete_artifact".*"outcome":"declined"/),
@@ -257,7 +277,7 @@ describe('tools', () => {
     for (const p of ['.env', '../.ssh/id_ed25519', path.join(home, '.ssh', 'id_ed25519'), '/etc/passwd']) {
       const r = await confirm.call('store_artifact', { filename: 'x', path: p });
       expect(r.isError).toBe(true);
-      expect(r._meta).toMatchObject({ code: 'path_refused', retry_hint: 'fix_arguments' });
+      expect(r._meta).toMatchObject({ code: 'path_refused', retry_hint: 'do_not_retry' });
     }
     const both = await confirm.call('store_artifact', { filename: 'x', path: 'report.md', content: 'aGk=' });
     expect(both._meta).toMatchObject({ status: 400, code: 'invalid_request' });

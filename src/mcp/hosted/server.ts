@@ -63,7 +63,9 @@ export function createHostedServer(opts: HostedServerOptions): Server {
     return { client: opts.client, clientInfo: name ? { name, version: info?.version } : undefined };
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map((t) => toolListing(t, 'allowed')) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: TOOLS.map((t) => toolListing(t, 'allowed', () => true, 'hosted')),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const tool = TOOLS_BY_NAME.get(req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${req.params.name}`);
