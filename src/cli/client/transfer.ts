@@ -147,8 +147,11 @@ async function downloadToStdout(ctx: Ctx, id: string): Promise<void> {
  * like "../../.bashrc" can never write outside the chosen folder.
  */
 export function safeFilename(name: string, fallback: string): string {
-  // C0, DEL and C1: no control character of a server-chosen name reaches the disk or the terminal.
-  const base = path.posix.basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f-\u009f]/g, '');
+  // No control character of a server-chosen name reaches the disk or the terminal: C0, DEL, C1,
+  // and the bidirectional controls and separators that make "gnp.exe" read as "exe.png".
+  const base = path.posix
+    .basename(name.replace(/\\/g, '/'))
+    .replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g, '');
   return base === '' || base === '.' || base === '..' ? fallback : base;
 }
 
