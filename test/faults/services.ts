@@ -82,6 +82,24 @@ export async function waitForPort(port: number, timeoutMs = 30_000, child?: Chil
 
 class ChildExited extends Error {}
 
+/**
+ * Fails at once, saying why, when a fixed port is already taken: most often by a private service
+ * an interrupted run (a killed vitest) left behind, which would otherwise show as a cryptic
+ * "could not start server" from pg_ctl.
+ */
+export async function assertPortFree(port: number): Promise<void> {
+  const taken = await new Promise<boolean>((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(true));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(false)));
+  });
+  if (taken) {
+    throw new Error(
+      `port ${port} is already in use (a service left by an interrupted test run? \`ss -ltnp | grep :${port}\` names it)`,
+    );
+  }
+}
+
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once('exit', () => resolve()));

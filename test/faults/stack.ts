@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/ports/clock.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import {
+  assertPortFree,
   type PrivatePostgres,
   type PrivateRedis,
   type PrivateS3,
@@ -46,6 +47,7 @@ export class FreezableClock implements Clock {
 
 /** Ports: base (PostgreSQL), base+1 (Redis), base+2 (S3); each test file has its own base. */
 export async function startFaultStack(basePort: number, env: Record<string, string> = {}, clock?: Clock) {
+  for (const port of [basePort, basePort + 1, basePort + 2]) await assertPortFree(port);
   const pg = await startPrivatePostgres(basePort);
   const redis = await startPrivateRedis(basePort + 1);
   const s3 = await startPrivateS3(basePort + 2);
