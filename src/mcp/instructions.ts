@@ -60,8 +60,8 @@ function gating(mode: GatingMode): string {
         'for good; this MCP host did not declare that it can ask the user to confirm such actions (the MCP ' +
         'elicitation capability), and the server was not started with --allow-destructive. To share a file, ' +
         'publish it as a web page with publish_artifact: the page stays up for anyone with its URL until ' +
-        'unpublish_artifact takes it down, so tell the user. When the user wants a download link, a deletion or a ' +
-        'sealed session, tell them how to allow it: restart the Cairn MCP server with `cairn mcp ' +
+        'unpublish_artifact takes it down, so tell the user. When the user wants a download link, a revoked ' +
+        'link, a deletion or a sealed session, tell them how to allow it: restart the Cairn MCP server with `cairn mcp ' +
         '--allow-destructive` (a command-line flag: it cannot be turned on from here), or use an MCP host that ' +
         'supports elicitation; or do it themselves with the cairn CLI (`cairn link`, `cairn unlink`, `cairn rm`, ' +
         '`cairn seal`).'
