@@ -3,7 +3,7 @@ import { faultTestsRunnable } from './services.js';
 import { type FaultStack, startFaultStack } from './stack.js';
 import { expectNothingLost, Traffic } from './traffic.js';
 
-/** PostgreSQL stopped, restarted and its sessions terminated under traffic (ports 41310-41312). */
+/** PostgreSQL stopped, restarted and its sessions terminated under traffic (ports 19310-19312). */
 const runnable = faultTestsRunnable('test/faults/postgres.test.ts');
 
 let stack: FaultStack;
@@ -14,7 +14,7 @@ async function ready(): Promise<number> {
 
 describe.runIf(runnable)('PostgreSQL faults', () => {
   beforeAll(async () => {
-    stack = await startFaultStack(41310);
+    stack = await startFaultStack(19310);
   }, 120_000);
   afterAll(async () => {
     await stack?.close();

@@ -3,7 +3,7 @@ import { faultTestsRunnable } from './services.js';
 import { type FaultStack, FreezableClock, startFaultStack } from './stack.js';
 import { expectNothingLost, Traffic } from './traffic.js';
 
-/** Redis killed and started again under traffic (ports 41320-41322). */
+/** Redis killed and started again under traffic (ports 19320-19322). */
 const runnable = faultTestsRunnable('test/faults/redis.test.ts');
 
 let stack: FaultStack;
@@ -54,7 +54,7 @@ async function countLimited(key: string, n: number): Promise<number> {
 
 describe.runIf(runnable)('Redis faults', () => {
   beforeAll(async () => {
-    stack = await startFaultStack(41320, {}, clock);
+    stack = await startFaultStack(19320, {}, clock);
   }, 120_000);
   afterAll(async () => {
     await stack?.close();

@@ -5,7 +5,7 @@ import { faultTestsRunnable } from './services.js';
 import { type FaultStack, startFaultStack } from './stack.js';
 import { expectNothingLost, Traffic } from './traffic.js';
 
-/** The S3-compatible server killed mid-upload and started again (ports 41330-41332). */
+/** The S3-compatible server killed mid-upload and started again (ports 19330-19332). */
 const runnable = faultTestsRunnable('test/faults/s3.test.ts');
 
 let stack: FaultStack;
@@ -79,7 +79,7 @@ function heldUpload(filename: string) {
 
 describe.runIf(runnable)('S3 faults', () => {
   beforeAll(async () => {
-    stack = await startFaultStack(41330);
+    stack = await startFaultStack(19330);
   }, 120_000);
   afterAll(async () => {
     await stack?.close();

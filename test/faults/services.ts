@@ -12,7 +12,9 @@ import pg from 'pg';
 /**
  * Private PostgreSQL, Redis and S3 (s3rver) instances for the fault tests, each on a fixed port of
  * the test's own, in a temp folder, so a test can stop, kill, restart or slow them mid-request.
- * The shared services of CI and the development machines are never touched.
+ * The shared services of CI and the development machines are never touched. The ports (19310-
+ * 19342) lie below Linux's ephemeral range (32768-60999): an outgoing connection of anything else
+ * on the machine is never given one of them, so a service restarted mid-test finds its port free.
  */
 
 const run = promisify(execFile);
@@ -57,9 +59,8 @@ export function faultTestsRunnable(file: string, missing: string | null = faultS
 
 /**
  * Resolves when something accepts TCP connections on the port; rejects after `timeoutMs`, or
- * at once when `child` (the server meant to listen there) exits. The ports lie in Linux's
- * ephemeral range, so a probe (or a client retrying) can connect to itself while nothing
- * listens: such a connection is not taken for the server.
+ * at once when `child` (the server meant to listen there) exits. A probe that connected to itself
+ * (possible only on a port of the ephemeral range) is not taken for the server.
  */
 export async function waitForPort(port: number, timeoutMs = 30_000, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -5,7 +5,7 @@ import { expectNothingLost, Traffic } from './traffic.js';
 
 /**
  * PostgreSQL made slow: another session holds an exclusive lock on `artifacts`, so every
- * statement on it waits, as under a long migration or a stuck transaction (ports 41340-41342).
+ * statement on it waits, as under a long migration or a stuck transaction (ports 19340-19342).
  * With a 2 s statement bound, a 2 s connection bound and at most 20 calls queued for a
  * connection, every request is answered within the bounds, the excess is shed at once, and
  * memory stays flat.
@@ -24,7 +24,7 @@ let stack: FaultStack;
 
 describe.runIf(runnable)('slow PostgreSQL', () => {
   beforeAll(async () => {
-    stack = await startFaultStack(41340, {
+    stack = await startFaultStack(19340, {
       CAIRN_DATABASE_STATEMENT_TIMEOUT_SECONDS: '2',
       CAIRN_DATABASE_CONNECT_TIMEOUT_SECONDS: '2',
       CAIRN_DATABASE_MAX_WAITING: '20',
