@@ -121,12 +121,28 @@ function lifetime(seconds: number): string {
   return `${seconds} second${seconds === 1 ? '' : 's'}`;
 }
 
-/** What the user can run instead, for a tool this connection leaves off (`cairn` CLI commands). */
+const SHELL_SAFE: Record<string, RegExp> = {
+  artifact_id: /^art_[A-Za-z0-9]{16}$/,
+  link_id: /^lnk_[A-Za-z0-9]{20}$/,
+  session_id: /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+  ttl: /^[1-9]\d{0,5}[smhd]$/,
+};
+
+/**
+ * What the user can run instead, for a tool this connection leaves off (`cairn` CLI commands). The
+ * arguments were not validated (the call was refused first), so only values of the expected shape
+ * go into a command someone may paste into a shell; anything else stays a placeholder.
+ */
 function cliInstead(tool: string, args: Record<string, unknown>): string {
-  const id = (key: string, placeholder: string) => (typeof args[key] === 'string' ? String(args[key]) : placeholder);
+  const id = (key: string, placeholder: string) => {
+    const value = args[key];
+    return typeof value === 'string' && SHELL_SAFE[key]?.test(value) ? value : placeholder;
+  };
   switch (tool) {
-    case 'create_download_link':
-      return `cairn link ${id('artifact_id', 'ART_ID')}${typeof args.ttl === 'string' ? ` --expires ${args.ttl}` : ''}`;
+    case 'create_download_link': {
+      const ttl = id('ttl', '');
+      return `cairn link ${id('artifact_id', 'ART_ID')}${ttl === '' ? '' : ` --expires ${ttl}`}`;
+    }
     case 'revoke_link':
       return `cairn unlink ${id('link_id', 'LINK_ID')}`;
     case 'delete_artifact':

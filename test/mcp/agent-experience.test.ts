@@ -371,6 +371,10 @@ describe('bad calls: every error carries code, a fitting retry_hint and a next s
     // A hidden tool called by name is refused without naming any tool it cannot see.
     const refused = await stdio.call('create_download_link', { artifact_id: ids.stdio.stored, ttl: '3d' });
     expect(JSON.stringify(refused.content)).toContain(`cairn link ${ids.stdio.stored} --expires 3d`);
+    // Unvalidated arguments never reach a command the user may paste into a shell.
+    const hostile = await stdio.call('delete_artifact', { artifact_id: 'x; rm -rf ~', confirm: true });
+    expect(JSON.stringify(hostile.content)).toContain('`cairn rm ART_ID`');
+    expect(JSON.stringify(hostile.content)).not.toContain('rm -rf');
     checkError(
       refused,
       { why: 'hidden', tool: 'create_download_link', args: () => ({}), code: 'destructive_tools_disabled' },
