@@ -108,10 +108,17 @@ describe.runIf(runnable)('S3 faults', () => {
       await t.until(() => t.stored.size >= stored + 10 && t.counts.ok >= ok + 30, 'uploads and reads once S3 is back');
       // The probe is its own HeadBucket (bounded at 2 s): on a busy machine its first answer after
       // the restart can come later than the traffic's, so readiness is awaited, not sampled once.
-      await vi.waitFor(async () => expect((await fetch(`${stack.metricsUrl}/ready`)).status).toBe(200), {
-        timeout: 30_000,
-        interval: 250,
-      });
+      await vi.waitFor(
+        async () => {
+          const ready = await fetch(`${stack.metricsUrl}/ready`);
+          // The body names the check that failed, should this ever time out.
+          expect(ready.status, await ready.text()).toBe(200);
+        },
+        {
+          timeout: 30_000,
+          interval: 250,
+        },
+      );
     } finally {
       await t.stop();
     }
