@@ -39,7 +39,13 @@ describe("Python's urllib.request, from a subprocess", () => {
     expect(run.code, run.stderr).toBe(0);
     const r = JSON.parse(run.stdout);
 
-    expect(r.whoami).toMatchObject({ status: 200, body: { tenant_name: 'main', plan: 'pro' } });
+    expect(r.whoami).toMatchObject({
+      status: 200,
+      body: { tenant_name: 'main', plan: 'pro', rate_limit_unit: 'requests_per_second' },
+    });
+    expect(r.whoami.body.usage_requests_remaining_month).toBe(
+      r.whoami.body.plan_requests_limit_month - r.whoami.body.usage_requests_month,
+    );
     expect(r.upload.status).toBe(201);
     const art = r.upload.body.artifact_id as string;
     expect(r.upload.body).toMatchObject({
@@ -63,6 +69,11 @@ describe("Python's urllib.request, from a subprocess", () => {
     // data=b"": Content-Length 0 with the JSON type; the link takes its 7-day default.
     expect(r.link.status).toBe(201);
     expect(Date.parse(r.link.body.expires_at) - Date.parse(r.link.body.created_at)).toBe(7 * 86_400_000);
+    // A lifetime written as a duration, and a filename passed where an id goes (400 naming the shape).
+    expect(r.link_ttl.status).toBe(201);
+    expect(Date.parse(r.link_ttl.body.expires_at) - Date.parse(r.link_ttl.body.created_at)).toBe(3 * 86_400_000);
+    expect(r.filename_as_id).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', status: 400 } } });
+    expect(r.filename_as_id.body.error.message).toMatch(/art_ followed by 16 letters or digits/);
     expect(r.upload_url).toMatchObject({ status: 201, body: { status: 'pending', upload_method: 'PUT' } });
     expect(r.put.status).toBe(200);
     expect(r.complete).toMatchObject({ status: 200, body: { filename: 'py-big.bin', size_bytes: 5 } });

@@ -53,6 +53,8 @@ status, data = fetch(url["body"]["download_url"])
 out["download"] = {"status": status, "text": data.decode("utf-8")}
 out["batch"] = call("POST", "/v1/artifacts/batch/download-urls", {"artifact_ids": [art, "art_0000000000000000"]})
 out["link"] = call("POST", f"/v1/artifacts/{art}/links", data=b"")
+out["link_ttl"] = call("POST", f"/v1/artifacts/{art}/links", {"ttl": "3d"})
+out["filename_as_id"] = call("GET", "/v1/artifacts/py.txt")
 ticket = call("POST", "/v1/artifacts/upload-url", {"filename": "py-big.bin", "size_bytes": 5})
 out["upload_url"] = ticket
 status, _ = fetch(ticket["body"]["upload_url"], "PUT", b"12345", ticket["body"]["upload_headers"])

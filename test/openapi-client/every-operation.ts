@@ -105,10 +105,14 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     params: { path: { id } },
     body: { expires_in: 60 },
   });
+  // The lifetime as a duration (typed by the document's `ttl`), after the list is read.
   const linkId: string | undefined = link.data?.link_id;
   const links = await cairn.GET('/v1/artifacts/{id}/links', { params: { path: { id }, query: { limit: '10' } } });
   const linkCount: number | undefined = links.data?.links.length;
   const shortId = shortLink.data?.link_id ?? 'lnk_00000000000000000000';
+  const dayLink = await cairn.POST('/v1/artifacts/{id}/links', { params: { path: { id } }, body: { ttl: '1d' } });
+  const dayLinkSeconds =
+    dayLink.data && (Date.parse(dayLink.data.expires_at) - Date.parse(dayLink.data.created_at)) / 1000;
   const revoked = await cairn.DELETE('/v1/links/{link_id}', { params: { path: { link_id: shortId } } });
 
   const sessions = await cairn.GET('/v1/sessions', { params: { query: { limit: '5' } } });
@@ -167,7 +171,10 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     getArtifact: { status: got.response.status, detail: page },
     getDownloadUrl: { status: download.response.status, detail: typeof downloadUrl },
     getDownloadUrls: { status: batch.response.status, detail: batchCount },
-    createLink: { status: link.response.status, detail: [linkId?.slice(0, 4), shortLink.response.status] },
+    createLink: {
+      status: link.response.status,
+      detail: [linkId?.slice(0, 4), shortLink.response.status, dayLink.response.status, dayLinkSeconds],
+    },
     listLinks: { status: links.response.status, detail: linkCount },
     revokeLink: { status: revoked.response.status, detail: revoked.data?.revoked },
     listSessions: { status: sessions.response.status, detail: sessionCounts },

@@ -179,7 +179,7 @@ describe('a client generated from it', () => {
       getArtifact: { status: 200, detail: null },
       getDownloadUrl: { status: 200, detail: 'string' },
       getDownloadUrls: { status: 200, detail: 2 },
-      createLink: { status: 201, detail: ['lnk_', 201] },
+      createLink: { status: 201, detail: ['lnk_', 201, 201, 86_400] },
       listLinks: { status: 200, detail: 2 },
       revokeLink: { status: 200, detail: true },
       listSessions: { status: 200, detail: [['openapi-run', 2]] },
