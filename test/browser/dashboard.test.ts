@@ -1,11 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { keepLocal, launchChromium, makePng, screenshot, skipBrowser } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { makePng, screenshot, skipBrowser, useChromium } from '../helpers/browser.js';
 import { pkcePair, registerClient } from '../helpers/hosted.js';
 import { publishContent } from '../helpers/pages.js';
-import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { api, type TestServer } from '../helpers/server.js';
 
 /**
  * The dashboard as a person uses it, in real Chromium: what a click leaves of a page's settings,
@@ -13,25 +13,10 @@ import { api, startTestServer, type TestServer } from '../helpers/server.js';
  */
 
 let s: TestServer;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 
-beforeAll(async () => {
-  if (skipBrowser) return;
-  s = await startTestServer();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
-});
-beforeEach(async () => {
-  if (skipBrowser) return;
-  await context?.close();
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
-  await keepLocal(page);
+useChromium({ per: 'test', context: { viewport: { width: 1280, height: 900 } } }, (session) => {
+  ({ s, page } = session);
 });
 
 async function clickAndWait(selector: string): Promise<void> {

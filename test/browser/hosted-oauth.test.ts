@@ -1,11 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { keepLocal, launchChromium, screenshot, skipBrowser } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { screenshot, skipBrowser, useChromium } from '../helpers/browser.js';
 import { put } from '../helpers/e2e.js';
 import { connectHttpMcp, pkcePair, registerClient, tokenRequest } from '../helpers/hosted.js';
-import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { api, type TestServer } from '../helpers/server.js';
 import { data } from '../mcp/mcp-client.js';
 
 /**
@@ -15,8 +15,6 @@ import { data } from '../mcp/mcp-client.js';
  */
 
 let s: TestServer;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 /** Every API-origin page the browser showed, with its CSP: each must forbid framing. */
 let documents: { url: string; csp: string }[];
@@ -34,21 +32,8 @@ async function startCallbackServer() {
   return { uri, hits, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-beforeAll(async () => {
-  if (skipBrowser) return;
-  s = await startTestServer();
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
-});
-beforeEach(async () => {
-  if (skipBrowser) return;
-  await context?.close();
-  context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-  page = await context.newPage();
-  await keepLocal(page);
+useChromium({ per: 'test', context: { viewport: { width: 1200, height: 900 } } }, (session) => {
+  ({ s, page } = session);
   documents = [];
   page.on('response', async (r) => {
     // Redirects render nothing; every page that is shown counts.

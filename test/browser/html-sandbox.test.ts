@@ -1,8 +1,8 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { keepLocal, launchChromium, openControlPage, screenshot, skipBrowser } from '../helpers/browser.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { openControlPage, screenshot, skipBrowser, useChromium } from '../helpers/browser.js';
 import { publishContent } from '../helpers/pages.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 
 /**
  * An HTML page is untrusted code. Its scripts must run (it is a page, after all), but in an opaque
@@ -43,41 +43,28 @@ type ProbeResult = Record<string, string | boolean>;
 const PROBE_DONE = "document.getElementById('status')?.textContent === 'done'";
 
 let s: TestServer;
-let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-let slug: string;
+let slug: string | undefined;
 /** Every URL any frame of the context fetched (the request finished). */
 let requested: string[];
 let failed: string[];
 let consoleLines: string[];
 
-beforeAll(async () => {
-  if (skipBrowser) return;
-  s = await startTestServer();
-  browser = await launchChromium();
-  ({ slug } = await publishContent(
-    s,
-    { filename: 'report.html', content: probeHtml(s.apiUrl, s.viewerUrl), content_type: 'text/html' },
-    { visibility: 'unlisted', title: 'HTML report' },
-  ));
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
-});
-
-beforeEach(async () => {
-  if (skipBrowser) return;
-  await context?.close();
-  context = await browser.newContext();
+useChromium({ per: 'test' }, async (session) => {
+  ({ s, context, page } = session);
+  // One page for the file, published before the first test.
+  slug ??= (
+    await publishContent(
+      s,
+      { filename: 'report.html', content: probeHtml(s.apiUrl, s.viewerUrl), content_type: 'text/html' },
+      { visibility: 'unlisted', title: 'HTML report' },
+    )
+  ).slug;
   await context.addCookies([
     { name: 'viewer_secret', value: 'viewer-cookie-value', url: s.viewerUrl },
     { name: 'content_secret', value: 'content-cookie-value', url: s.contentUrl },
   ]);
-  page = await context.newPage();
-  await keepLocal(page);
   requested = [];
   failed = [];
   consoleLines = [];

@@ -1,52 +1,39 @@
-import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Frame, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import {
   contentFrame,
   copyToDocs,
-  keepLocal,
-  launchChromium,
   makePng,
   openControlPage,
   screenshot,
   skipBrowser,
+  useChromium,
 } from '../helpers/browser.js';
 import type { Rec } from '../helpers/e2e.js';
 import { isAllowedHref, isAllowedSrc, MARKDOWN_XSS_PAYLOADS } from '../helpers/markdown-xss.js';
 import { publishContent } from '../helpers/pages.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 
 let s: TestServer;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 /** Dialogs (alert/confirm/prompt) and new windows opened anywhere in the context. */
 let dialogs: string[];
 let popups: number;
 const slugs = new Map<string, string>();
 
-beforeAll(async () => {
-  if (skipBrowser) return;
-  s = await startTestServer();
-  browser = await launchChromium();
+useChromium({ per: 'file' }, async (session) => {
+  ({ s, page } = session);
   for (const p of MARKDOWN_XSS_PAYLOADS) {
     const { slug } = await publishContent(s, { filename: 'payload.md', content: p.markdown });
     slugs.set(p.name, slug);
   }
-  context = await browser.newContext();
   dialogs = [];
   popups = 0;
-  page = await context.newPage();
   page.on('popup', () => popups++);
   page.on('dialog', (d) => {
     dialogs.push(d.message());
     void d.dismiss();
   });
-  await keepLocal(page);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
 });
 
 interface DomReport {

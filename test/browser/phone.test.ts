@@ -1,9 +1,9 @@
-import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contentFrame, keepLocal, launchChromium, makePng, screenshot, skipBrowser } from '../helpers/browser.js';
+import type { Frame, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { contentFrame, makePng, screenshot, skipBrowser, useChromium } from '../helpers/browser.js';
 import { pkcePair, registerClient } from '../helpers/hosted.js';
 import { publishContent } from '../helpers/pages.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 
 /**
  * Every dashboard and viewer page on a 390 px phone in Chromium: the page never scrolls sideways
@@ -14,28 +14,17 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const WIDTH = 390;
 let s: TestServer;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 
-beforeAll(async () => {
-  if (skipBrowser) return;
-  s = await startTestServer();
-  browser = await launchChromium();
-  context = await browser.newContext({
-    viewport: { width: WIDTH, height: 844 },
-    isMobile: true,
-    hasTouch: true,
-    deviceScaleFactor: 2,
-  });
-  page = await context.newPage();
-  await keepLocal(page);
-});
-afterAll(async () => {
-  await context?.close();
-  await browser?.close();
-  await s?.close();
-});
+useChromium(
+  {
+    per: 'file',
+    context: { viewport: { width: WIDTH, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
+  },
+  (session) => {
+    ({ s, page } = session);
+  },
+);
 
 /**
  * What does not fit: the document's width beyond the viewport, and every header, `.nowrap` cell

@@ -1,17 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  contentFrame,
-  copyToDocs,
-  keepLocal,
-  launchChromium,
-  openControlPage,
-  screenshot,
-  skipBrowser,
-} from '../helpers/browser.js';
+import type { Frame, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { contentFrame, copyToDocs, openControlPage, screenshot, skipBrowser, useChromium } from '../helpers/browser.js';
 import { publishContent, unlockToken } from '../helpers/pages.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 
 /**
  * Readable previews in real Chromium (issue 35): every kind renders, hostile content in each of
@@ -21,8 +13,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  */
 
 let s: TestServer;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let dialogs: string[];
 /** Every URL the browser asked for, to prove previews load nothing. */
@@ -102,16 +92,12 @@ const HOSTILE: Record<string, { filename: string; content: string; transcript?: 
 
 const slugs = new Map<string, string>();
 
-beforeAll(async () => {
-  if (skipBrowser) return;
-  s = await startTestServer();
-  browser = await launchChromium();
+useChromium({ per: 'file', context: { viewport: { width: 1280, height: 800 } } }, async (session) => {
+  ({ s, page } = session);
   for (const [kind, f] of Object.entries(HOSTILE)) {
     const { slug } = await publishContent(s, f);
     slugs.set(kind, slug);
   }
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
   dialogs = [];
   requests = [];
   page.on('dialog', (d) => {
@@ -119,12 +105,6 @@ beforeAll(async () => {
     void d.dismiss();
   });
   page.on('request', (r) => requests.push(r.url()));
-  await keepLocal(page);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
 });
 
 interface DomReport {

@@ -1,40 +1,16 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  contentFrame,
-  keepLocal,
-  launchChromium,
-  makePng,
-  openControlPage,
-  screenshot,
-  skipBrowser,
-} from '../helpers/browser.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { contentFrame, makePng, openControlPage, screenshot, skipBrowser, useChromium } from '../helpers/browser.js';
 import { publishContent } from '../helpers/pages.js';
-import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { api, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
-let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let consoleLines: string[];
 
-beforeAll(async () => {
-  if (skipBrowser) return;
-  s = await startTestServer();
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await s?.close();
-});
-
-beforeEach(async () => {
-  if (skipBrowser) return;
-  await context?.close();
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  page = await context.newPage();
-  await keepLocal(page);
+useChromium({ per: 'test', context: { viewport: { width: 1280, height: 800 } } }, (session) => {
+  ({ s, context, page } = session);
   consoleLines = [];
   page.on('console', (m) => consoleLines.push(m.text()));
 });

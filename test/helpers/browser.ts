@@ -2,9 +2,16 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
-import { expect } from 'vitest';
-import type { TestServer } from './server.js';
+import {
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  chromium,
+  type Frame,
+  type Page,
+} from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import { startTestServer, type TestServer } from './server.js';
 
 /**
  * Real Chromium (the Debian package) driven by playwright-core. Without it the browser suites are
@@ -41,6 +48,50 @@ export function launchChromium(): Promise<Browser> {
 /** Nothing leaves the machine: requests to any host but the test server's are aborted. */
 export async function keepLocal(page: Page): Promise<void> {
   await page.route(/^https?:\/\/(?!localhost[:/]|127\.0\.0\.1[:/])/, (route) => route.abort());
+}
+
+export interface ChromiumSession {
+  s: TestServer;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+}
+
+/**
+ * The hooks every Chromium file needs: a test server and one browser for the file, and a fresh
+ * context and page (kept local) before each test, or once for the whole file with `per: 'file'`.
+ * `ready` gets them, to set the file's own variables and listeners (and, once, its fixtures).
+ */
+export function useChromium(
+  opts: { per: 'test' | 'file'; context?: BrowserContextOptions },
+  ready: (session: ChromiumSession) => void | Promise<void>,
+): void {
+  let s: TestServer | undefined;
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+  const open = async (server: TestServer, chromiumBrowser: Browser) => {
+    await context?.close();
+    context = await chromiumBrowser.newContext(opts.context);
+    const page = await context.newPage();
+    await keepLocal(page);
+    await ready({ s: server, browser: chromiumBrowser, context, page });
+  };
+  beforeAll(async () => {
+    if (skipBrowser) return;
+    s = await startTestServer();
+    browser = await launchChromium();
+    if (opts.per === 'file') await open(s, browser);
+  });
+  if (opts.per === 'test') {
+    beforeEach(async () => {
+      if (skipBrowser) return;
+      await open(s as TestServer, browser as Browser);
+    });
+  }
+  afterAll(async () => {
+    await browser?.close();
+    await s?.close();
+  });
 }
 
 /**
