@@ -296,6 +296,16 @@ class ResumableUploadTest(_server.ServerTestCase):
             self.client.push_resumable(path=self.path, session_id=session)
         self.assertEqual(self.methods(), ["POST"])
 
+    def test_a_file_above_the_plan_limit_is_refused_before_any_byte(self) -> None:
+        sparse = self.path + ".sparse"
+        with open(sparse, "wb") as fh:
+            fh.truncate(500_000_001)  # one byte above the Free plan's limit, no disk used
+        free = Cairn(api_key=self.server.keys["pyfree"], base_url=self.proxy.url)
+        with self.assertRaises(cairn.FileTooLargeError) as ctx:
+            free.push_resumable(path=sparse)
+        self.assertEqual(ctx.exception.status, 413)
+        self.assertEqual(self.methods(), ["POST"])
+
     def test_an_unknown_upload_url_is_not_found(self) -> None:
         unknown = f"{self.server.base_url}/v1/uploads/tus/art_0000000000000000"
         with self.assertRaises(cairn.NotFoundError) as ctx:
