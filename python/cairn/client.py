@@ -10,6 +10,7 @@ import uuid
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
+from . import resumable as _tus
 from .errors import ArtifactAlreadyDeletedError, CairnError, NotFoundError, ServerError
 from .models import (
     Artifact,
@@ -31,7 +32,6 @@ from .models import (
     UploadTicket,
     WhoAmI,
 )
-from . import resumable as _tus
 from .multipart import MultipartBody, RawBody, Source, make_source
 from .transport import IDEMPOTENT, RATE_LIMIT_ONLY, Transport
 from .transcript import transcript_models, transcript_models_in_file, with_transcript_models
@@ -89,6 +89,38 @@ def _metadata_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value)  # true/false/numbers as their JSON text, as the server compares
+
+
+def _upload_fields(
+    name: str,
+    *,
+    content_type: Optional[str],
+    session_id: Optional[str],
+    agent_id: Optional[str],
+    ttl: TtlArg,
+    metadata: Optional[Mapping[str, Any]],
+    model: Optional[str],
+    transcript: bool,
+) -> List[Tuple[str, str]]:
+    """The record fields of an upload as (name, text) pairs: multipart fields or tus metadata."""
+    meta: Dict[str, Any] = dict(metadata or {})
+    if model is not None and "model" not in meta:
+        meta["model"] = model
+    fields: List[Tuple[str, str]] = [("filename", name)]
+    if content_type:
+        fields.append(("content_type", content_type))
+    if session_id is not None:
+        fields.append(("session_id", session_id))
+    if agent_id is not None:
+        fields.append(("agent_id", agent_id))
+    ttl_text = _ttl(ttl)
+    if ttl_text is not None:
+        fields.append(("ttl", ttl_text))
+    if meta:
+        fields.append(("metadata", json.dumps(meta, separators=(",", ":"), ensure_ascii=False)))
+    if transcript:
+        fields.append(("transcript", "true"))
+    return fields
 
 
 class _DownloadSink:
@@ -226,23 +258,16 @@ class Cairn:
         name = filename or source.name
         if not name:
             raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
-        meta: Dict[str, Any] = dict(metadata or {})
-        if model is not None and "model" not in meta:
-            meta["model"] = model
-        fields: List[Tuple[str, str]] = [("filename", name)]
-        if content_type:
-            fields.append(("content_type", content_type))
-        if session_id is not None:
-            fields.append(("session_id", session_id))
-        if agent_id is not None:
-            fields.append(("agent_id", agent_id))
-        ttl_text = _ttl(ttl)
-        if ttl_text is not None:
-            fields.append(("ttl", ttl_text))
-        if meta:
-            fields.append(("metadata", json.dumps(meta, separators=(",", ":"), ensure_ascii=False)))
-        if transcript:
-            fields.append(("transcript", "true"))
+        fields = _upload_fields(
+            name,
+            content_type=content_type,
+            session_id=session_id,
+            agent_id=agent_id,
+            ttl=ttl,
+            metadata=metadata,
+            model=model,
+            transcript=transcript,
+        )
         body = MultipartBody(fields, source, name, part_content_type=content_type or "application/octet-stream")
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         resp = self._t.request(
@@ -446,23 +471,16 @@ class Cairn:
             name = filename or source.name
             if not name:
                 raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
-            meta: Dict[str, Any] = dict(metadata or {})
-            if model is not None and "model" not in meta:
-                meta["model"] = model
-            fields: List[Tuple[str, str]] = [("filename", name)]
-            if content_type:
-                fields.append(("content_type", content_type))
-            if session_id is not None:
-                fields.append(("session_id", session_id))
-            if agent_id is not None:
-                fields.append(("agent_id", agent_id))
-            ttl_text = _ttl(ttl)
-            if ttl_text is not None:
-                fields.append(("ttl", ttl_text))
-            if meta:
-                fields.append(("metadata", json.dumps(meta, separators=(",", ":"), ensure_ascii=False)))
-            if transcript:
-                fields.append(("transcript", "true"))
+            fields = _upload_fields(
+                name,
+                content_type=content_type,
+                session_id=session_id,
+                agent_id=agent_id,
+                ttl=ttl,
+                metadata=metadata,
+                model=model,
+                transcript=transcript,
+            )
             # A key of our own when the caller gives none: a creation whose answer was lost is
             # then retried safely (the retry finds the same upload instead of making a second).
             headers = _tus.tus_headers(
@@ -482,7 +500,6 @@ class Cairn:
             location = resp.headers.get("location")
             if not location:
                 raise ServerError("the upload was created without a Location header", status=resp.status)
-            upload_url = location
             target, artifact_id = _tus.upload_target(location)
             if on_upload_url is not None:
                 on_upload_url(location)
