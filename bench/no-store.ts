@@ -32,6 +32,11 @@ function droppingBlobs(real: BlobStore): BlobStore {
     stat: (key) => real.stat(key),
     read: (key, range) => real.read(key, range),
     delete: (key) => real.delete(key),
+    land: (key, source, maxBytes) => real.land(key, source, maxBytes),
+    readLanded: (key) => real.readLanded(key),
+    stageLanded: (key, maxBytes) => real.stageLanded(key, maxBytes),
+    dropLanded: (key) => real.dropLanded(key),
+    sweepLandings: (before) => real.sweepLandings(before),
   };
 }
 

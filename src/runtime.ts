@@ -16,11 +16,14 @@ import type { BlobStore } from './ports/blob-store.js';
 import { type Clock, systemClock } from './ports/clock.js';
 import type { MetadataStore } from './ports/metadata-store.js';
 import type { RateLimiter } from './ports/rate-limiter.js';
+import type { ResumableUploadStore } from './ports/resumable-upload-store.js';
 
 export interface Adapters {
   store: MetadataStore;
   /** Users, sessions and OAuth state, provided by the metadata store's adapter over the same database. */
   accounts: AccountStore;
+  /** Resumable uploads' state, provided by the metadata store's adapter over the same database. */
+  resumables: ResumableUploadStore;
   blobs: BlobStore;
   limiter: RateLimiter;
   abuse: AbuseSink;
@@ -53,13 +56,16 @@ export async function createAdapters(
   return {
     store,
     accounts: store.accounts,
+    resumables: store.resumables,
     blobs: await createBlobStore(config),
     limiter: await createRateLimiter(config, log),
     abuse: sinks.length === 1 ? (sinks[0] as AbuseSink) : new FanoutAbuseSink(sinks),
   };
 }
 
-export async function createMetadataStore(config: Config): Promise<MetadataStore & { accounts: AccountStore }> {
+export async function createMetadataStore(
+  config: Config,
+): Promise<MetadataStore & { accounts: AccountStore; resumables: ResumableUploadStore }> {
   if (!config.databaseUrl) return new SqliteMetadataStore({ path: path.join(config.dataDir, 'cairn.sqlite') });
   const { PostgresMetadataStore } = await import('./adapters/postgres/index.js');
   return new PostgresMetadataStore({

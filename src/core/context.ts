@@ -3,6 +3,7 @@ import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { MetadataStore } from '../ports/metadata-store.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
+import type { ResumableUploadStore } from '../ports/resumable-upload-store.js';
 import type { UrlSigner } from './signing.js';
 import type { SweepReport } from './sweeper.js';
 
@@ -23,6 +24,7 @@ export interface Logger {
 /** Everything a core service may use: ports and a few settings. No I/O library is imported by the core. */
 export interface CoreDeps {
   store: MetadataStore;
+  resumables: ResumableUploadStore;
   blobs: BlobStore;
   limiter: RateLimiter;
   clock: Clock;

@@ -18,11 +18,14 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   session_sealed: 409,
   upload_not_found: 409,
+  upload_offset_conflict: 409,
   artifact_already_deleted: 410,
   artifact_expired: 410,
   file_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  /** tus's own status for a piece whose Upload-Checksum does not match. */
+  checksum_mismatch: 460,
   server_error: 500,
 } as const;
 
@@ -35,11 +38,11 @@ export interface ErrorExtras {
   upgradeUrl?: string;
   /**
    * An HTTP status other than the code's own, for the few answers HTTP itself defines:
-   * 408/431 for requests that cannot be read (code `invalid_request`), 503 for a transient
-   * refusal (code `server_error`, with `retryAfterSeconds`), 507 when storage is full (code
-   * `server_error`).
+   * 408/431 for requests that cannot be read (code `invalid_request`), 412 for a tus request of
+   * another protocol version (code `invalid_request`), 503 for a transient refusal (code
+   * `server_error`, with `retryAfterSeconds`), 507 when storage is full (code `server_error`).
    */
-  status?: 408 | 431 | 503 | 507;
+  status?: 408 | 412 | 431 | 503 | 507;
 }
 
 export class CairnError extends Error {

@@ -5,6 +5,7 @@ import { PageService } from './pages.js';
 import { Argon2idHasher } from './passwords.js';
 import { PresignedUploadService } from './presigned.js';
 import { RequestCounter } from './request-counter.js';
+import { ResumableUploadService } from './resumable.js';
 import { SessionService } from './sessions.js';
 import { SharingService } from './sharing.js';
 import { Sweeper } from './sweeper.js';
@@ -23,6 +24,8 @@ export interface Core {
   /** Large uploads in flight per tenant (taken by every route that receives one). */
   uploadSlots: UploadSlots;
   presigned: PresignedUploadService;
+  /** Resumable uploads (tus). */
+  resumable: ResumableUploadService;
   artifacts: ArtifactService;
   sharing: SharingService;
   sessions: SessionService;
@@ -45,6 +48,7 @@ export function createCore(deps: CoreDeps): Core {
     uploads,
     uploadSlots,
     presigned: new PresignedUploadService(deps, uploads, uploadSlots),
+    resumable: new ResumableUploadService(deps, uploads),
     artifacts: new ArtifactService(deps),
     sharing: new SharingService(deps),
     sessions: new SessionService(deps),

@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
-import type { StagedBlob } from '../ports/blob-store.js';
 import type { ArtifactRow } from '../ports/metadata-store.js';
 import type { ArtifactRecord, UploadReceipt, UploadTicket } from '../wire/artifacts.js';
-import { blobKey, type CoreDeps } from './context.js';
+import type { CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
 import { checkArtifactId, requireReadable, settleExpiry } from './lifecycle.js';
+import { activatePending, fillPending } from './pending-artifacts.js';
 import { LIMITS, PLANS } from './plans.js';
 import { artifactRecord } from './records.js';
 import type { Caller } from './tenants.js';
@@ -116,31 +116,20 @@ export class PresignedUploadService {
       source.resume();
       throw err;
     }
-    let stored: StagedBlob;
+    let filled: boolean;
     try {
-      stored = await this.storeBytes(artifact, source);
+      filled = await fillPending(
+        this.deps,
+        this.uploads,
+        artifact,
+        await this.uploads.stage(source, artifact.sizeBytes),
+        'size_bytes',
+      );
     } finally {
       release?.();
     }
-    if (!(await store.setPendingContent(artifact.tenantId, id, stored.sha256, stored.sizeBytes))) {
-      throw new CairnError('upload_not_found', 'This upload was completed or removed meanwhile.');
-    }
-    return { artifact_id: id, size_bytes: stored.sizeBytes };
-  }
-
-  /** Stages the PUT's bytes, checks their size against the declared one, and commits the blob. */
-  private async storeBytes(artifact: ArtifactRow, source: Readable): Promise<StagedBlob> {
-    const staged = await this.uploads.stage(source, artifact.sizeBytes);
-    try {
-      if (staged.sizeBytes !== artifact.sizeBytes) {
-        throw invalid(`Expected ${artifact.sizeBytes} bytes (the declared size_bytes), received ${staged.sizeBytes}.`);
-      }
-      await this.uploads.pin(artifact.tenantId, staged);
-      await this.deps.blobs.commit(staged, blobKey(artifact.tenantId, staged.sha256));
-    } finally {
-      await this.deps.blobs.discard(staged);
-    }
-    return staged;
+    if (!filled) throw new CairnError('upload_not_found', 'This upload was completed or removed meanwhile.');
+    return { artifact_id: id, size_bytes: artifact.sizeBytes };
   }
 
   /**
@@ -150,18 +139,16 @@ export class PresignedUploadService {
    */
   async complete(caller: Caller, id: string): Promise<ArtifactRecord> {
     checkArtifactId(id);
-    const { store, blobs, clock, origins } = this.deps;
+    const { store, clock, origins } = this.deps;
     const tenantId = caller.tenant.id;
     let row = await store.getArtifact(tenantId, id);
-    if (row?.status === 'pending' && row.contentHash === '' && blobs.stageLanded) {
+    if (row?.status === 'pending' && row.contentHash === '') {
       row = await this.takeLanded(tenantId, row);
     }
     if (row?.status === 'pending') {
       if (row.contentHash === '')
         throw new CairnError('upload_not_found', 'The bytes have not been uploaded yet; PUT them to upload_url first.');
-      await settleExpiry(this.deps, tenantId);
-      const tenant = (await store.getTenant(tenantId)) ?? caller.tenant;
-      row = await store.activateArtifact(tenantId, id, PLANS[tenant.plan].storageBytes, clock.now());
+      row = await activatePending(this.deps, tenantId, id);
     }
     const readable = requireReadable(row, clock.now(), id);
     await this.dropLanded(tenantId, id);
@@ -171,26 +158,16 @@ export class PresignedUploadService {
   /** Hashes the landed bytes, makes them durable under their content address and records them. */
   private async takeLanded(tenantId: string, row: ArtifactRow): Promise<ArtifactRow | null> {
     const { store, blobs } = this.deps;
-    const staged = await blobs.stageLanded?.(landingKey(tenantId, row.id), row.sizeBytes);
+    const staged = await blobs.stageLanded(landingKey(tenantId, row.id), row.sizeBytes);
     // Nothing landed, or a concurrent complete finished and dropped it: the row says which.
-    if (!staged) return store.getArtifact(tenantId, row.id);
-    try {
-      if (staged.sizeBytes !== row.sizeBytes) {
-        throw invalid(`Expected ${row.sizeBytes} bytes (the declared size_bytes), received ${staged.sizeBytes}.`);
-      }
-      await this.uploads.pin(tenantId, staged);
-      await blobs.commit(staged, blobKey(tenantId, staged.sha256));
-      await store.setPendingContent(tenantId, row.id, staged.sha256, staged.sizeBytes);
-    } finally {
-      await blobs.discard(staged);
-    }
+    if (staged) await fillPending(this.deps, this.uploads, row, staged, 'size_bytes');
     return store.getArtifact(tenantId, row.id);
   }
 
   /** The artifact is active: its landed copy is no longer needed (the sweeper gets any it misses). */
   private async dropLanded(tenantId: string, id: string): Promise<void> {
     try {
-      await this.deps.blobs.dropLanded?.(landingKey(tenantId, id));
+      await this.deps.blobs.dropLanded(landingKey(tenantId, id));
     } catch (err) {
       this.deps.log.warn({ err: String(err), artifactId: id }, 'could not remove a landed upload; the sweeper will');
     }

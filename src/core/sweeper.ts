@@ -12,6 +12,8 @@ export interface SweepReport {
   idempotencyPurged: number;
   linksPurged: number;
   pendingPurged: number;
+  /** Resumable uploads past their expiry (their pieces go with the abandoned landings). */
+  resumablesPurged: number;
   /** Objects that presigned uploads left in object storage and no one completed in time. */
   landingsSwept: number;
   /** Staging left on the local disk by processes that stopped (a crash) after this one started. */
@@ -37,7 +39,7 @@ export class Sweeper {
   ) {}
 
   async runOnce(): Promise<SweepReport> {
-    const { store, blobs, clock } = this.deps;
+    const { store, resumables, blobs, clock } = this.deps;
     const now = clock.now();
     const retention = LIMITS.softDeleteRetentionSeconds * 1000;
     const report: SweepReport = {
@@ -45,13 +47,15 @@ export class Sweeper {
       purged: await this.drain((n) => store.purgeArtifacts(now - retention, now - retention, n)),
       // Before the orphan mark, so the bytes of an abandoned upload start their grace period now.
       pendingPurged: await this.drain((n) => store.purgePendingUploads(now - PENDING_RETENTION_MS, n)),
+      resumablesPurged: await this.drain((n) => resumables.purgeExpiredResumables(now, n)),
       orphansMarked: await this.drain((n) => store.markOrphanBlobs(now, n)),
       blobsDeleted: 0,
       idempotencyPurged: await this.drain((n) => store.purgeIdempotency(now - LIMITS.idempotencySeconds * 1000, n)),
       linksPurged: await this.drain((n) => store.purgeDeadLinks(now, n)),
       // Landed at or after its pending row was created, so older than the retention means
-      // abandoned (a completed upload drops its own; this also catches a drop that failed).
-      landingsSwept: blobs.sweepLandings ? await blobs.sweepLandings(now - PENDING_RETENTION_MS) : 0,
+      // abandoned (a completed upload drops its own; this also catches a drop that failed). The
+      // pieces of resumable uploads are landings too, and expire with the same retention.
+      landingsSwept: await blobs.sweepLandings(now - PENDING_RETENTION_MS),
       stagingSwept: blobs.sweepStaging ? await blobs.sweepStaging() : 0,
     };
     for (let i = 0; i < this.maxBatches; i++) {

@@ -168,6 +168,7 @@ export class CairnMetrics {
       idempotency_purged: report.idempotencyPurged,
       links_purged: report.linksPurged,
       pending_purged: report.pendingPurged,
+      resumables_purged: report.resumablesPurged,
       landings_swept: report.landingsSwept,
       staging_swept: report.stagingSwept,
     };

@@ -61,20 +61,30 @@ export interface BlobStore {
     expiresInSeconds: number,
   ): Promise<{ url: string; headers: Record<string, string> }>;
   /**
-   * Hashes and counts the bytes a client PUT directly to `landingKey` (rejecting with
-   * `file_too_large` past `maxBytes`, as `stage` does) and returns them as staged bytes for
-   * `commit`; null when nothing has arrived there yet. The landing object is NOT removed: a
-   * `complete` that fails after this must be able to run again. `discard` of the result never
-   * touches the landing object.
+   * Landing objects (`uploads/<tenant>/<name>`, named by the core) hold bytes that arrived before
+   * they become an artifact: a presigned PUT straight to object storage, or one piece of a
+   * resumable upload. They stay until the core drops them or the sweeper finds them abandoned.
+   *
+   * `land` writes what `source` delivers to the new landing object `landingKey` (the core never
+   * reuses a key). When the source fails part-way (a dropped connection), what arrived is kept,
+   * not discarded, and the result says `complete: false`: a resumable upload continues from it.
+   * Rejects with `CairnError('file_too_large')` past `maxBytes`, and on a storage failure,
+   * keeping nothing. Memory use does not grow with the size of the stream.
    */
-  stageLanded?(landingKey: string, maxBytes: number): Promise<StagedBlob | null>;
-  /** Removes the landing object once its artifact is active; no error when it is already gone. */
-  dropLanded?(landingKey: string): Promise<void>;
+  land(landingKey: string, source: Readable, maxBytes: number): Promise<{ sizeBytes: number; complete: boolean }>;
+  /** Streams a landing object; rejects if there is none. */
+  readLanded(landingKey: string): Promise<Readable>;
   /**
-   * Removes landing objects last written before `landedBefore` (ms): what abandoned presigned
-   * uploads left. Returns how many were removed.
+   * Hashes and counts a landing object (rejecting with `file_too_large` past `maxBytes`, as
+   * `stage` does) and returns it as staged bytes for `commit`; null when there is no such object.
+   * The landing object is NOT removed: a completion that fails after this must be able to run
+   * again. `discard` of the result never touches the landing object.
    */
-  sweepLandings?(landedBefore: number): Promise<number>;
+  stageLanded(landingKey: string, maxBytes: number): Promise<StagedBlob | null>;
+  /** Removes a landing object; no error when it is already gone. */
+  dropLanded(landingKey: string): Promise<void>;
+  /** Removes landing objects last written before `landedBefore` (ms): what abandoned uploads left. Returns how many. */
+  sweepLandings(landedBefore: number): Promise<number>;
   /**
    * For stores that stage on a disk of their own: removes what uploads of processes that have
    * stopped left in staging, as `init` does, for a process that crashed after this one started.

@@ -32,7 +32,7 @@ export interface TestServer {
   blobFiles(): Promise<string[]>;
   /** Uploads being staged right now (or left behind). */
   stagingFiles(): Promise<string[]>;
-  /** Objects presigned PUTs left in the bucket's `uploads/` area ([] on the local folder: Cairn takes the PUT itself). */
+  /** Landing objects (`uploads/<tenant>/<name>`): presigned PUTs straight to S3 and the pieces of resumable uploads. */
   landedFiles(): Promise<string[]>;
   hasBlob(tenantId: string, contentHash: string): Promise<boolean>;
   /** Whether the metadata store's files (SQLite, WAL included) or tables (PostgreSQL) hold `text` anywhere. */
@@ -83,7 +83,7 @@ function blobViews(dataDir: string, scaleout: ScaleoutBackend | null) {
     return {
       blobFiles: () => localBlobNames(root),
       stagingFiles: () => filesUnder(path.join(root, '.staging')),
-      landedFiles: async () => [],
+      landedFiles: async () => (await filesUnder(path.join(root, '.landing'))).map((f) => `uploads/${f}`),
     };
   }
   // S3 keys: `<tenant>/<sha256>`, `staging/<id>`, and `uploads/…` where presigned PUTs land.
@@ -119,6 +119,8 @@ export async function startTestServer(
     operatorLog?: Writable;
     /** Wraps the real adapters the configuration selects (fault injection, see faults.ts). */
     wrapAdapters?: (adapters: Adapters) => Adapters;
+    /** The API listener's port (default: one the OS picks), for a server behind a proxy that knows it. */
+    apiPort?: number;
   } = {},
 ): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'cairn-test-'));
@@ -127,7 +129,7 @@ export async function startTestServer(
   const config = loadConfig(
     {
       dataDir,
-      apiPort: 0,
+      apiPort: opts.apiPort ?? 0,
       viewerPort: 0,
       contentPort: 0,
       logLevel: opts.logLevel ?? 'silent',

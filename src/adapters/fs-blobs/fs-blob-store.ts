@@ -1,13 +1,15 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
 import { access, type FileHandle, mkdir, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { CairnError } from '../../core/errors.js';
 import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob-store.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { BufferShelf } from './buffer-shelf.js';
 import { DurableFileSink } from './durable-file-sink.js';
+import { LandingFiles } from './landing-files.js';
 import { SmallBlobs } from './small-blobs.js';
 import { StagingArea, type StagingAreaOptions } from './staging-area.js';
 
@@ -41,10 +43,12 @@ export class FsBlobStore implements BlobStore {
   /** Redundant staged files being removed after their commit (see commit), by staging id. */
   private readonly dropping = new Map<string, Promise<void>>();
   private readonly writeBuffers = new BufferShelf(WRITE_BUFFER, KEPT_WRITE_BUFFERS);
+  private readonly landings: LandingFiles;
 
   constructor(opts: { root: string; staging?: StagingAreaOptions }) {
     this.root = path.resolve(opts.root);
     this.staging = new StagingArea(path.join(this.root, '.staging'), opts.staging);
+    this.landings = new LandingFiles(path.join(this.root, '.landing'));
   }
 
   async init(): Promise<void> {
@@ -203,6 +207,44 @@ export class FsBlobStore implements BlobStore {
     });
   }
 
+  land(landingKey: string, source: Readable, maxBytes: number): Promise<{ sizeBytes: number; complete: boolean }> {
+    return this.landings.land(landingKey, source, maxBytes);
+  }
+
+  readLanded(landingKey: string): Promise<Readable> {
+    return this.landings.read(landingKey);
+  }
+
+  /**
+   * Reads the landing file once to hash it. A small one is then held in memory, as `stage` holds
+   * small uploads; a larger one gets a second name in this process's staging folder, which
+   * `commit` renames into place while the landing file stays for a retry.
+   */
+  async stageLanded(landingKey: string, maxBytes: number): Promise<StagedBlob | null> {
+    const stagingId = randomBytes(16).toString('hex');
+    const size = await this.landings.size(landingKey);
+    if (size === null) return null;
+    if (size <= SMALL_BLOB_BYTES) {
+      const bytes = await this.landings.bytes(landingKey);
+      if (bytes === null) return null;
+      if (bytes.length > maxBytes) throw tooLarge(maxBytes);
+      this.held.set(stagingId, bytes);
+      return { stagingId, sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    }
+    const into = this.stagingPath(stagingId);
+    await this.staging.ensure();
+    const hashed = await this.landings.hashAndLink(landingKey, maxBytes, into);
+    return hashed && { stagingId, ...hashed };
+  }
+
+  dropLanded(landingKey: string): Promise<void> {
+    return this.landings.drop(landingKey);
+  }
+
+  sweepLandings(landedBefore: number): Promise<number> {
+    return this.landings.sweep(landedBefore);
+  }
+
   async ping(): Promise<void> {
     await access(this.root, constants.W_OK);
   }
@@ -216,6 +258,9 @@ export class FsBlobStore implements BlobStore {
     await this.staging.close();
   }
 }
+
+const tooLarge = (maxBytes: number) =>
+  new CairnError('file_too_large', `Content is larger than the limit of ${maxBytes} bytes.`);
 
 /** Reads chunks until more than `limit` bytes have come (ended: false) or the source ends (ended: true). */
 async function readUpTo(it: AsyncIterator<Buffer>, limit: number): Promise<{ chunks: Buffer[]; ended: boolean }> {

@@ -63,6 +63,11 @@ export class StagingArea {
     }
   }
 
+  /** Makes sure this process's folder exists (remade if something removed it from outside). */
+  async ensure(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+  }
+
   /** Removes the entries of stopped processes (see the class comment); returns how many. */
   async sweep(): Promise<number> {
     let entries: Dirent[];

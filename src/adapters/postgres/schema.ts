@@ -170,4 +170,19 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX sessions_by_first ON sessions (tenant_id, first_artifact_at);
   `,
+  // 6: resumable (tus) uploads: how far each has come, its pieces, and who may write to it now.
+  `
+  CREATE TABLE resumable_uploads (
+    id text COLLATE "C" PRIMARY KEY,
+    tenant_id text COLLATE "C" NOT NULL,
+    length_bytes bigint NOT NULL,
+    offset_bytes bigint NOT NULL,
+    segments text NOT NULL,
+    created_at bigint NOT NULL,
+    expires_at bigint NOT NULL,
+    lease_owner text COLLATE "C",
+    lease_until bigint
+  );
+  CREATE INDEX resumable_uploads_expiring ON resumable_uploads (expires_at);
+  `,
 ];

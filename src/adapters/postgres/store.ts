@@ -19,8 +19,10 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
+import type { ResumableUploadStore } from '../../ports/resumable-upload-store.js';
 import { DENSITY_PROBE, type Density, sparsestFirst } from '../shared/metadata-driver.js';
 import { TurnBatch } from '../shared/turn-batch.js';
+import { SqlResumableUploads } from '../sql/resumable-uploads.js';
 import { PostgresAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactsTx, retireArtifactsTx } from './artifact-writes.js';
 import { CredentialsWatch } from './credentials-watch.js';
@@ -40,6 +42,7 @@ import {
   toTenant,
 } from './rows.js';
 import * as sharing from './sharing.js';
+import { PostgresRunner } from './sql-runner.js';
 import * as sweeper from './sweeper.js';
 import * as tenants from './tenants.js';
 
@@ -73,6 +76,8 @@ export class PostgresMetadataStore implements MetadataStore {
   private readonly schema: string | undefined;
   /** Users, browser sessions and OAuth state, on the same pool (and so the same migrations). */
   readonly accounts: PostgresAccountStore;
+  /** Resumable uploads' state, on the same pool (the SQL shared with SQLite). */
+  readonly resumables: ResumableUploadStore;
   private readonly credentials: CredentialsWatch;
   /** GETs of one turn share a query: the API's most frequent read (see TurnBatch). */
   private readonly artifactReads = new TurnBatch((keys: sharing.ArtifactKey[]) =>
@@ -94,6 +99,7 @@ export class PostgresMetadataStore implements MetadataStore {
     });
     this.credentials = new CredentialsWatch(connection);
     this.accounts = new PostgresAccountStore(this.db);
+    this.resumables = new SqlResumableUploads(new PostgresRunner(() => this.db.pool));
   }
 
   private get q() {

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { type Readable, Writable } from 'node:stream';
+import { once } from 'node:events';
+import { PassThrough, type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { StagedBlob } from '../../ports/blob-store.js';
+import { checkLandingKey } from '../shared/landing-key.js';
 import { HashCounter } from '../streams/hash-counter.js';
+import { feedLanding } from '../streams/land-stream.js';
 import { copySource, deleteOlderThan, deleteQuietly, errorName, isNotFound } from './s3-objects.js';
-
-/** Where presigned PUTs land (`uploads/<tenant>/<artifact id>`, chosen by the core). */
-const LANDING_KEY = /^uploads\/[A-Za-z0-9_]{1,64}\/[A-Za-z0-9_]{1,64}$/;
 
 /**
  * Bytes of a presigned upload, hashed where they landed: no staging copy exists, `commit`
@@ -21,7 +22,8 @@ export interface LandedBlob extends StagedBlob {
 export const isLanded = (staged: StagedBlob): staged is LandedBlob => 'landed' in staged;
 
 /**
- * The `uploads/` area of the bucket, where clients PUT large files straight to S3. Completing an
+ * The `uploads/` area of the bucket, where clients PUT large files straight to S3 and the pieces
+ * of resumable uploads wait for their last one. Completing an
  * upload reads the landed object once (to hash and count it) and then has S3 copy it to its
  * content address: Cairn never re-uploads the bytes, which for 5 GiB would triple the I/O of one
  * request. The landing object is kept until the artifact is active, so a `complete` that failed
@@ -35,10 +37,49 @@ export class LandingArea {
   ) {}
 
   objectKey(landingKey: string): string {
-    if (!LANDING_KEY.test(landingKey)) {
-      throw new Error(`invalid landing key: ${JSON.stringify(landingKey).slice(0, 100)}`);
+    return this.prefix + checkLandingKey(landingKey);
+  }
+
+  /**
+   * Streams a piece of a resumable upload to its object (multipart for large ones, bounded
+   * memory). A source that fails part-way ends the object with what arrived, which is kept.
+   */
+  async land(
+    landingKey: string,
+    source: Readable,
+    maxBytes: number,
+    partSize: number,
+  ): Promise<{ sizeBytes: number; complete: boolean }> {
+    const Key = this.objectKey(landingKey);
+    const body = new PassThrough({ highWaterMark: 1024 * 1024 });
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key, Body: body },
+      partSize,
+      queueSize: 2,
+      leavePartsOnError: false,
+    });
+    const uploading = upload.done();
+    // Seen here, never unhandled: a failure also ends the wait for 'drain' below.
+    uploading.catch(() => {});
+    try {
+      const landed = await feedLanding(source, maxBytes, async (chunk) => {
+        if (!body.write(chunk)) await Promise.race([once(body, 'drain'), uploading]);
+      });
+      body.end();
+      await uploading;
+      return landed;
+    } catch (err) {
+      body.destroy(err instanceof Error ? err : new Error(String(err)));
+      await uploading.catch(() => {});
+      await deleteQuietly(this.client, this.bucket, Key).catch(() => {});
+      throw err;
     }
-    return this.prefix + landingKey;
+  }
+
+  async read(landingKey: string): Promise<Readable> {
+    const got = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(landingKey) }));
+    return got.Body as Readable;
   }
 
   /** A presigned PUT of exactly `sizeBytes`: the length is signed, so S3 refuses any other. */

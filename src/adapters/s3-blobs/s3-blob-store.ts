@@ -265,6 +265,14 @@ export class S3BlobStore implements BlobStore {
     return this.landings.hash(landingKey, maxBytes);
   }
 
+  land(landingKey: string, source: Readable, maxBytes: number): Promise<{ sizeBytes: number; complete: boolean }> {
+    return this.landings.land(landingKey, source, maxBytes, this.partSize);
+  }
+
+  readLanded(landingKey: string): Promise<Readable> {
+    return this.landings.read(landingKey);
+  }
+
   dropLanded(landingKey: string): Promise<void> {
     return this.landings.drop(landingKey);
   }

@@ -153,4 +153,19 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 4: users, browser sessions and OAuth (hosted MCP).
   ACCOUNTS_MIGRATION,
+  // 5: resumable (tus) uploads: how far each has come, its pieces, and who may write to it now.
+  `
+  CREATE TABLE resumable_uploads (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    length_bytes INTEGER NOT NULL,
+    offset_bytes INTEGER NOT NULL,
+    segments TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    lease_owner TEXT,
+    lease_until INTEGER
+  );
+  CREATE INDEX resumable_uploads_expiring ON resumable_uploads (expires_at);
+  `,
 ];

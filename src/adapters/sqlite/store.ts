@@ -19,8 +19,10 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
+import type { ResumableUploadStore } from '../../ports/resumable-upload-store.js';
 import { DENSITY_PROBE, type Density, sparsestFirst } from '../shared/metadata-driver.js';
 import { KeyFailure, TurnBatch } from '../shared/turn-batch.js';
+import { SqlResumableUploads } from '../sql/resumable-uploads.js';
 import { SqliteAccountStore } from './account-store.js';
 import { activateArtifactTx, insertArtifactTx, purgeArtifactTx, retireArtifactTx } from './artifact-writes.js';
 import { CredentialsEpoch } from './credentials-epoch.js';
@@ -40,6 +42,7 @@ import {
   toTenant,
 } from './rows.js';
 import * as sharing from './sharing.js';
+import { SqliteRunner } from './sql-runner.js';
 import * as sweeper from './sweeper.js';
 import * as tenants from './tenants.js';
 
@@ -59,6 +62,8 @@ export class SqliteMetadataStore implements MetadataStore {
   private readonly c: Connection;
   /** Users, browser sessions and OAuth state, on the same connection (and so the same migrations). */
   readonly accounts: SqliteAccountStore;
+  /** Resumable uploads' state, on the same connection (the SQL shared with PostgreSQL). */
+  readonly resumables: ResumableUploadStore;
 
   private readonly credentials: CredentialsEpoch;
   /**
@@ -78,6 +83,7 @@ export class SqliteMetadataStore implements MetadataStore {
   constructor(options: SqliteMetadataStoreOptions) {
     this.c = new Connection(options.path);
     this.accounts = new SqliteAccountStore(this.c);
+    this.resumables = new SqlResumableUploads(new SqliteRunner(this.c));
     this.credentials = new CredentialsEpoch(this.c);
   }
 

@@ -16,6 +16,7 @@ import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
 import { presignedRoutes } from './routes/presigned.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { tusRoutes } from './routes/tus.js';
 import { uploadRoutes } from './routes/upload.js';
 import { components } from './schemas.js';
 import { strictQuerystring } from './strict-query.js';
@@ -58,6 +59,7 @@ export async function buildApiApp(core: Core, opts: ListenerOptions): Promise<Fa
   linkRoutes(app, core);
   sessionRoutes(app, core);
   presignedRoutes(app, core);
+  tusRoutes(app, core);
   pageRoutes(app, core);
   for (const plugin of opts.plugins ?? []) await plugin(app, core);
   return app;

@@ -1,0 +1,130 @@
+import { createReadStream, type Dirent } from 'node:fs';
+import { link, mkdir, open, readdir, readFile, rm, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { checkLandingKey } from '../shared/landing-key.js';
+import { HashCounter } from '../streams/hash-counter.js';
+import { feedLanding } from '../streams/land-stream.js';
+
+/**
+ * Landing objects on the local disk: `<blobs>/.landing/<tenant>/<name>`, one file each, written
+ * once. Staging one for a commit hard-links it into the staging folder (same filesystem), so the
+ * commit's rename moves the link and the landing file stays until it is dropped.
+ */
+export class LandingFiles {
+  constructor(private readonly root: string) {}
+
+  private fileOf(landingKey: string): string {
+    const [, tenant, name] = checkLandingKey(landingKey).split('/');
+    return path.join(this.root, tenant!, name!);
+  }
+
+  async land(
+    landingKey: string,
+    source: Readable,
+    maxBytes: number,
+  ): Promise<{ sizeBytes: number; complete: boolean }> {
+    const file = this.fileOf(landingKey);
+    await mkdir(path.dirname(file), { recursive: true });
+    const handle = await open(file, 'wx');
+    try {
+      const landed = await feedLanding(source, maxBytes, async (chunk) => {
+        await handle.write(chunk);
+      });
+      // What the core records as received must survive a crash of the machine, not only of Cairn.
+      await handle.sync();
+      await handle.close();
+      return landed;
+    } catch (err) {
+      await handle.close().catch(() => {});
+      await rm(file, { force: true });
+      throw err;
+    }
+  }
+
+  async read(landingKey: string): Promise<Readable> {
+    const handle = await open(this.fileOf(landingKey), 'r');
+    return createReadStream('', { fd: handle, highWaterMark: 1024 * 1024 });
+  }
+
+  /** Hashes the file; then `into` (a path in this process's staging folder) becomes a second name of it. */
+  async hashAndLink(
+    landingKey: string,
+    maxBytes: number,
+    into: string,
+  ): Promise<{ sizeBytes: number; sha256: string } | null> {
+    const file = this.fileOf(landingKey);
+    let handle: Awaited<ReturnType<typeof open>>;
+    try {
+      handle = await open(file, 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    const counter = new HashCounter(maxBytes);
+    await pipeline(
+      createReadStream('', { fd: handle, highWaterMark: 1024 * 1024 }),
+      counter,
+      new Writable({ write: (_chunk, _enc, done) => done() }),
+    );
+    await link(file, into);
+    return { sizeBytes: counter.bytes, sha256: await counter.digest() };
+  }
+
+  /** The whole file, for landing objects small enough to be kept in memory until their commit. */
+  async bytes(landingKey: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.fileOf(landingKey));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async size(landingKey: string): Promise<number | null> {
+    try {
+      return (await stat(this.fileOf(landingKey))).size;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async drop(landingKey: string): Promise<void> {
+    await unlink(this.fileOf(landingKey)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  }
+
+  /** Removes files last written before `landedBefore` (ms), and tenant folders left empty. */
+  async sweep(landedBefore: number): Promise<number> {
+    let removed = 0;
+    for (const tenant of await entries(this.root)) {
+      if (!tenant.isDirectory()) continue;
+      const dir = path.join(this.root, tenant.name);
+      for (const entry of await entries(dir)) {
+        const file = path.join(dir, entry.name);
+        const mtime = await stat(file).then(
+          (s) => s.mtimeMs,
+          () => null,
+        );
+        if (mtime !== null && mtime < landedBefore) {
+          await rm(file, { force: true });
+          removed++;
+        }
+      }
+    }
+    return removed;
+  }
+}
+
+async function entries(dir: string): Promise<Dirent[]> {
+  try {
+    return await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}

@@ -1,0 +1,123 @@
+import type {
+  NewResumable,
+  ResumableRow,
+  ResumableSegment,
+  ResumableUploadStore,
+} from '../../ports/resumable-upload-store.js';
+import type { SqlRunner } from './runner.js';
+
+/** The table of both engines (their migrations create it with their own column types). */
+const COLUMNS = 'id, tenant_id, length_bytes, offset_bytes, segments, created_at, expires_at, lease_owner, lease_until';
+
+interface Record {
+  id: string;
+  tenant_id: string;
+  length_bytes: number;
+  offset_bytes: number;
+  segments: string;
+  created_at: number;
+  expires_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+}
+
+const toRow = (r: Record): ResumableRow => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  lengthBytes: Number(r.length_bytes),
+  offsetBytes: Number(r.offset_bytes),
+  segments: JSON.parse(r.segments) as ResumableSegment[],
+  createdAt: Number(r.created_at),
+  expiresAt: Number(r.expires_at),
+  leaseOwner: r.lease_owner,
+  leaseUntil: r.lease_until === null ? null : Number(r.lease_until),
+});
+
+/** ResumableUploadStore in SQL written once for SQLite and PostgreSQL (see SqlRunner). */
+export class SqlResumableUploads implements ResumableUploadStore {
+  constructor(private readonly sql: SqlRunner) {}
+
+  async createResumable(row: NewResumable): Promise<void> {
+    await this.sql.change(`INSERT INTO resumable_uploads (${COLUMNS}) VALUES (?, ?, ?, 0, '[]', ?, ?, NULL, NULL)`, [
+      row.id,
+      row.tenantId,
+      row.lengthBytes,
+      row.createdAt,
+      row.expiresAt,
+    ]);
+  }
+
+  async getResumable(tenantId: string, id: string): Promise<ResumableRow | null> {
+    const r = await this.sql.one<Record>(`SELECT ${COLUMNS} FROM resumable_uploads WHERE id = ? AND tenant_id = ?`, [
+      id,
+      tenantId,
+    ]);
+    return r ? toRow(r) : null;
+  }
+
+  async leaseResumable(
+    tenantId: string,
+    id: string,
+    owner: string,
+    now: number,
+    until: number,
+  ): Promise<ResumableRow | 'held' | null> {
+    const r = await this.sql.changeReturning<Record>(
+      `UPDATE resumable_uploads SET lease_owner = ?, lease_until = ?
+       WHERE id = ? AND tenant_id = ? AND (lease_owner IS NULL OR lease_until <= ? OR lease_owner = ?)
+       RETURNING ${COLUMNS}`,
+      [owner, until, id, tenantId, now, owner],
+    );
+    if (r) return toRow(r);
+    return (await this.getResumable(tenantId, id)) ? 'held' : null;
+  }
+
+  async renewResumableLease(id: string, owner: string, until: number): Promise<boolean> {
+    return (
+      (await this.sql.change('UPDATE resumable_uploads SET lease_until = ? WHERE id = ? AND lease_owner = ?', [
+        until,
+        id,
+        owner,
+      ])) === 1
+    );
+  }
+
+  async releaseResumable(id: string, owner: string): Promise<void> {
+    await this.sql.change(
+      'UPDATE resumable_uploads SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?',
+      [id, owner],
+    );
+  }
+
+  /**
+   * Read, then a write conditional on the offset read: segments change only together with the
+   * offset, so if the offset (and the lease) are still as read, so are the segments.
+   */
+  async appendResumable(id: string, owner: string, fromOffset: number, segment: ResumableSegment): Promise<boolean> {
+    const r = await this.sql.one<Pick<Record, 'segments' | 'offset_bytes' | 'lease_owner'>>(
+      'SELECT segments, offset_bytes, lease_owner FROM resumable_uploads WHERE id = ?',
+      [id],
+    );
+    if (!r || Number(r.offset_bytes) !== fromOffset || r.lease_owner !== owner) return false;
+    const segments = [...(JSON.parse(r.segments) as ResumableSegment[]), segment];
+    const changed = await this.sql.change(
+      `UPDATE resumable_uploads SET offset_bytes = ?, segments = ?
+       WHERE id = ? AND lease_owner = ? AND offset_bytes = ?`,
+      [fromOffset + segment.sizeBytes, JSON.stringify(segments), id, owner, fromOffset],
+    );
+    return changed === 1;
+  }
+
+  async deleteResumable(tenantId: string, id: string): Promise<boolean> {
+    return (
+      (await this.sql.change('DELETE FROM resumable_uploads WHERE id = ? AND tenant_id = ?', [id, tenantId])) === 1
+    );
+  }
+
+  async purgeExpiredResumables(now: number, batch: number): Promise<number> {
+    return this.sql.change(
+      'DELETE FROM resumable_uploads WHERE id IN (SELECT id FROM resumable_uploads WHERE expires_at <= ? LIMIT ?)',
+      [now, batch],
+    );
+  }
+}

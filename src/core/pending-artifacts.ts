@@ -1,0 +1,47 @@
+import type { StagedBlob } from '../ports/blob-store.js';
+import type { ArtifactRow } from '../ports/metadata-store.js';
+import { blobKey, type CoreDeps } from './context.js';
+import { invalid } from './errors.js';
+import { settleExpiry } from './lifecycle.js';
+import { PLANS } from './plans.js';
+import type { UploadService } from './upload.js';
+
+/**
+ * The last steps of the uploads whose artifact exists before its bytes (presigned and resumable):
+ * the staged bytes fill the pending row, then the row becomes active.
+ */
+
+/**
+ * Checks the staged bytes against the size the client declared (`declared` names where, for the
+ * message), pins and commits them under their content address, and records them on the pending
+ * row. Consumes `staged`. False when the row is no longer pending (completed or removed meanwhile).
+ */
+export async function fillPending(
+  deps: CoreDeps,
+  uploads: UploadService,
+  row: ArtifactRow,
+  staged: StagedBlob,
+  declared: string,
+): Promise<boolean> {
+  try {
+    if (staged.sizeBytes !== row.sizeBytes) {
+      throw invalid(`Expected ${row.sizeBytes} bytes (the declared ${declared}), received ${staged.sizeBytes}.`);
+    }
+    await uploads.pin(row.tenantId, staged);
+    await deps.blobs.commit(staged, blobKey(row.tenantId, staged.sha256));
+    return await deps.store.setPendingContent(row.tenantId, row.id, staged.sha256, staged.sizeBytes);
+  } finally {
+    await deps.blobs.discard(staged);
+  }
+}
+
+/**
+ * pending (with its bytes) → active, counting its storage now: the quota is checked here again,
+ * since the bytes may have taken long to arrive. Storage freed by expiry meanwhile counts.
+ */
+export async function activatePending(deps: CoreDeps, tenantId: string, id: string): Promise<ArtifactRow | null> {
+  await settleExpiry(deps, tenantId);
+  const tenant = await deps.store.getTenant(tenantId);
+  if (!tenant) return null;
+  return deps.store.activateArtifact(tenantId, id, PLANS[tenant.plan].storageBytes, deps.clock.now());
+}

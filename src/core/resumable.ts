@@ -1,0 +1,356 @@
+import { createHash, type Hash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { ResumableRow, ResumableSegment } from '../ports/resumable-upload-store.js';
+import type { CoreDeps } from './context.js';
+import { CairnError, invalid } from './errors.js';
+import { ARTIFACT_ID } from './ids.js';
+import { activatePending, fillPending } from './pending-artifacts.js';
+import { LIMITS, PLANS, type PlanName } from './plans.js';
+import { PENDING_RETENTION_MS } from './presigned.js';
+import type { Caller } from './tenants.js';
+import { buildArtifactRow, type UploadRequest, type UploadService } from './upload.js';
+
+/** An unfinished resumable upload is gone this long after its creation (tus `Upload-Expires`). */
+export const RESUMABLE_RETENTION_MS = PENDING_RETENTION_MS;
+/**
+ * How long a PATCH holds its upload, renewed while its bytes flow. A request on an instance that
+ * died keeps the upload for at most this long; clients are told to retry 409s after a HEAD.
+ */
+export const LEASE_MS = 15_000;
+const RENEW_EVERY_MS = 5_000;
+
+/** The digests `Upload-Checksum` may carry (tus checksum extension). */
+export const CHECKSUM_ALGORITHMS = ['sha1', 'sha256'] as const;
+type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
+
+export interface Checksum {
+  algorithm: ChecksumAlgorithm;
+  /** Base64 digest of the PATCH's body. */
+  digest: string;
+}
+
+export interface ResumableCreateRequest extends UploadRequest {
+  lengthBytes: unknown;
+}
+
+/** What HEAD and each PATCH tell the client. */
+export interface ResumableState {
+  id: string;
+  offsetBytes: number;
+  lengthBytes: number;
+  /** Null once the upload is finished (it is an artifact then). */
+  expiresAt: number | null;
+}
+
+/** The largest upload a plan takes: the presigned limit where the plan has it, else the multipart one. */
+export const maxResumableBytes = (plan: PlanName) =>
+  PLANS[plan].presignedUpload ? LIMITS.presignedBytes : LIMITS.multipartBytes;
+
+interface Leased {
+  row: ResumableRow;
+  owner: string;
+}
+
+const offsetConflict = (message: string) => new CairnError('upload_offset_conflict', message);
+const uploadGone = () =>
+  new CairnError('not_found', 'No such upload: it is unknown, finished and removed, terminated or expired.');
+
+/** `Upload-Checksum: <algorithm> <base64>`; anything else is 400, as the tus checksum extension asks. */
+export function parseChecksum(header: string | undefined): Checksum | null {
+  if (header === undefined) return null;
+  const m = /^([a-z0-9-]+) ([A-Za-z0-9+/]+={0,2})$/.exec(header.trim());
+  if (!m)
+    throw invalid(
+      'Upload-Checksum must be "<algorithm> <base64 digest>", e.g. "sha256 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".',
+    );
+  const algorithm = m[1] as ChecksumAlgorithm;
+  if (!CHECKSUM_ALGORITHMS.includes(algorithm)) {
+    throw invalid(`Upload-Checksum algorithm ${m[1]} is not supported; use one of ${CHECKSUM_ALGORITHMS.join(', ')}.`);
+  }
+  return { algorithm, digest: m[2]! };
+}
+
+/**
+ * Resumable uploads (the tus protocol at the edge). An upload is a pending artifact, created with
+ * every check of an upload before any byte, plus a row of the ResumableUploadStore: its length,
+ * its offset and the landed pieces that make up the bytes so far. Each PATCH lands its body as a
+ * new piece under a key of its own and then records it, holding the upload's lease meanwhile, so
+ * two requests never write into one piece, a request that lost its lease records nothing, and a
+ * piece written but not recorded (a crash in between) is simply never read. The PATCH that
+ * reaches the length assembles the pieces into one blob and activates the artifact, as a
+ * presigned upload's completion does. State is in the metadata store and bytes in the blob store,
+ * so any instance can take the next PATCH, also after a restart.
+ */
+export class ResumableUploadService {
+  constructor(
+    private readonly deps: CoreDeps,
+    private readonly uploads: UploadService,
+  ) {}
+
+  /** Creation: refuses what can be refused before any byte (fields, session, size, quota). */
+  async create(
+    caller: Caller,
+    req: ResumableCreateRequest,
+    idempotencyKey: string | undefined,
+  ): Promise<{ state: ResumableState; replayed: boolean }> {
+    const { store, resumables, clock, upgradeUrl } = this.deps;
+    // Namespaced: the same key on a direct upload must not replay this answer (or the reverse).
+    const key = idempotencyKey === undefined ? undefined : `tus:${idempotencyKey}`;
+    const earlier = await this.uploads.replay(caller, key);
+    if (earlier) return { state: await this.replayedState(caller, earlier.body), replayed: true };
+
+    await this.uploads.precheck(caller, req);
+    const tenant = (await store.getTenant(caller.tenant.id)) ?? caller.tenant;
+    const length = checkLength(req.lengthBytes, tenant.plan, upgradeUrl);
+    if (tenant.storageBytes + length > PLANS[tenant.plan].storageBytes) throw this.uploads.storageFull(tenant.plan);
+    const now = clock.now();
+    const row = buildArtifactRow(
+      tenant.id,
+      tenant.plan,
+      req,
+      { sizeBytes: length, sha256: '' },
+      now,
+      upgradeUrl,
+      'pending',
+    );
+    const expiresAt = now + RESUMABLE_RETENTION_MS;
+    // The upload's row first: a crash before the artifact leaves only a row that expires.
+    await resumables.createResumable({
+      id: row.id,
+      tenantId: tenant.id,
+      lengthBytes: length,
+      createdAt: now,
+      expiresAt,
+    });
+    const inserted = await store.insertArtifact({
+      artifact: row,
+      storageLimitBytes: PLANS[tenant.plan].storageBytes,
+      ...(key === undefined
+        ? {}
+        : {
+            idempotency: {
+              key,
+              notBefore: now - LIMITS.idempotencySeconds * 1000,
+              response: { status: 201, body: JSON.stringify({ upload_id: row.id }) },
+            },
+          }),
+    });
+    if (inserted.kind === 'replay') {
+      // A concurrent creation with the same key won: this one's row goes, its upload is the answer.
+      await resumables.deleteResumable(tenant.id, row.id);
+      return { state: await this.replayedState(caller, inserted.response.body), replayed: true };
+    }
+    return { state: { id: row.id, offsetBytes: 0, lengthBytes: length, expiresAt }, replayed: false };
+  }
+
+  private async replayedState(caller: Caller, body: string): Promise<ResumableState> {
+    const id = (JSON.parse(body) as { upload_id?: unknown }).upload_id;
+    const state = typeof id === 'string' ? await this.state(caller, id) : null;
+    if (!state) throw uploadGone();
+    return state;
+  }
+
+  /** HEAD: how far the upload has come. A finished one answers with its offset at its length. */
+  async state(caller: Caller, id: string): Promise<ResumableState | null> {
+    if (!ARTIFACT_ID.test(id)) return null;
+    const { resumables, store, clock } = this.deps;
+    const row = await resumables.getResumable(caller.tenant.id, id);
+    if (!row) {
+      const artifact = await store.getArtifact(caller.tenant.id, id);
+      return artifact?.status === 'active'
+        ? { id, offsetBytes: artifact.sizeBytes, lengthBytes: artifact.sizeBytes, expiresAt: null }
+        : null;
+    }
+    if (row.expiresAt <= clock.now()) return null;
+    // Every byte arrived but the artifact was not made (its PATCH failed at the end): make it now,
+    // so a client that sees the full offset and stops is right to. A PATCH holding the upload is
+    // finishing it already.
+    if (row.offsetBytes === row.lengthBytes) {
+      const leased = await this.lease(caller, id);
+      if (leased && leased !== 'held') return this.holding(leased, () => this.finish(leased.row));
+    }
+    return toState(row);
+  }
+
+  /**
+   * PATCH: lands the body as the next piece (keeping what arrived if the connection drops, unless
+   * a checksum was asked for), and finishes the upload when it is complete.
+   */
+  async append(
+    caller: Caller,
+    id: string,
+    offset: number,
+    source: Readable,
+    checksum: Checksum | null,
+  ): Promise<ResumableState> {
+    const leased = ARTIFACT_ID.test(id) ? await this.lease(caller, id) : null;
+    if (!leased || leased === 'held') {
+      source.resume();
+      if (leased === 'held') throw offsetConflict('Another PATCH of this upload is in progress; HEAD it and retry.');
+      if ((await this.deps.store.getArtifact(caller.tenant.id, id))?.status === 'active') {
+        throw offsetConflict('This upload is already complete; GET /v1/artifacts/{id} for its record.');
+      }
+      throw uploadGone();
+    }
+    return this.holding(leased, async () => {
+      const { row, owner } = leased;
+      if (row.expiresAt <= this.deps.clock.now()) throw uploadGone();
+      if (offset !== row.offsetBytes) {
+        throw offsetConflict(
+          `Upload-Offset is ${offset} but the upload has ${row.offsetBytes} bytes; HEAD it and continue from there.`,
+        );
+      }
+      let current = row;
+      if (row.offsetBytes < row.lengthBytes) current = await this.landPiece(row, owner, source, checksum);
+      else source.resume();
+      if (current.offsetBytes === current.lengthBytes) return this.finish(current);
+      return toState(current);
+    });
+  }
+
+  /** DELETE (termination): the upload and its pieces go; its pending artifact is purged later, unseen. */
+  async terminate(caller: Caller, id: string): Promise<void> {
+    const { resumables } = this.deps;
+    const row = ARTIFACT_ID.test(id) ? await resumables.getResumable(caller.tenant.id, id) : null;
+    if (!row || !(await resumables.deleteResumable(caller.tenant.id, id))) {
+      throw new CairnError(
+        'not_found',
+        'No such upload in progress. A finished upload is an artifact: DELETE /v1/artifacts/{id} removes it.',
+      );
+    }
+    await this.dropPieces(row.segments);
+  }
+
+  /** Takes the upload's lease for a new owner: the row as leased, `'held'` by another request, or null. */
+  private async lease(caller: Caller, id: string): Promise<Leased | 'held' | null> {
+    const { clock } = this.deps;
+    const owner = randomBytes(12).toString('hex');
+    const now = clock.now();
+    const row = await this.deps.resumables.leaseResumable(caller.tenant.id, id, owner, now, now + LEASE_MS);
+    return row === null || row === 'held' ? row : { row, owner };
+  }
+
+  /** Runs `work` with the lease renewed meanwhile, and gives it back after. */
+  private async holding<T>(leased: Leased, work: () => Promise<T>): Promise<T> {
+    const { resumables, clock, log } = this.deps;
+    const { row, owner } = leased;
+    const renew = setInterval(() => {
+      resumables.renewResumableLease(row.id, owner, clock.now() + LEASE_MS).catch((err: unknown) => {
+        log.warn({ err: String(err), uploadId: row.id }, 'could not renew an upload lease');
+      });
+    }, RENEW_EVERY_MS);
+    try {
+      return await work();
+    } finally {
+      clearInterval(renew);
+      await resumables.releaseResumable(row.id, owner).catch((err: unknown) => {
+        log.warn({ err: String(err), uploadId: row.id }, 'could not release an upload lease; it lapses by itself');
+      });
+    }
+  }
+
+  /** Lands the body as a new piece and records it; returns the row as it is now. */
+  private async landPiece(
+    row: ResumableRow,
+    owner: string,
+    source: Readable,
+    checksum: Checksum | null,
+  ): Promise<ResumableRow> {
+    const { blobs, resumables } = this.deps;
+    const landingKey = `uploads/${row.tenantId}/${row.id}.${row.offsetBytes}.${randomBytes(8).toString('hex')}`;
+    const hash = checksum ? createHash(checksum.algorithm) : null;
+    const body = hash ? Readable.from(hashing(source, hash)) : source;
+    const landed = await blobs.land(landingKey, body, row.lengthBytes - row.offsetBytes);
+    const piece: ResumableSegment = { landingKey, sizeBytes: landed.sizeBytes };
+    if (hash && checksum) {
+      // A piece cut short cannot match its checksum: nothing of it is kept (the client resends it).
+      const matches = landed.complete && hash.digest('base64') === checksum.digest;
+      if (!matches) {
+        await this.dropPieces([piece]);
+        if (!landed.complete) return row;
+        throw new CairnError(
+          'checksum_mismatch',
+          `The body does not match its Upload-Checksum (${checksum.algorithm}); nothing of it was kept.`,
+        );
+      }
+    }
+    if (landed.sizeBytes === 0) {
+      await this.dropPieces([piece]);
+      return row;
+    }
+    if (!(await resumables.appendResumable(row.id, owner, row.offsetBytes, piece))) {
+      await this.dropPieces([piece]);
+      throw offsetConflict(
+        'The upload changed while this PATCH ran (terminated, expired or taken over); HEAD it and retry.',
+      );
+    }
+    return { ...row, offsetBytes: row.offsetBytes + piece.sizeBytes, segments: [...row.segments, piece] };
+  }
+
+  /**
+   * Every byte is in: the pieces become one blob (hashed, deduplicated, committed), the artifact
+   * becomes active, and the upload's row and pieces go. Safe to run again after a failure at any
+   * step: the pieces stay until the artifact is active.
+   */
+  private async finish(row: ResumableRow): Promise<ResumableState> {
+    const { store, blobs, resumables } = this.deps;
+    let artifact = await store.getArtifact(row.tenantId, row.id);
+    if (artifact?.status === 'pending' && artifact.contentHash === '') {
+      const [only] = row.segments;
+      const staged =
+        row.segments.length === 1 && only
+          ? await blobs.stageLanded(only.landingKey, row.lengthBytes)
+          : await blobs.stage(Readable.from(this.readPieces(row.segments)), row.lengthBytes);
+      if (!staged) throw new Error(`The piece of upload ${row.id} is missing from the blob store.`);
+      await fillPending(this.deps, this.uploads, artifact, staged, 'Upload-Length');
+      artifact = await store.getArtifact(row.tenantId, row.id);
+    }
+    if (artifact?.status === 'pending') artifact = await activatePending(this.deps, row.tenantId, row.id);
+    if (artifact?.status !== 'active') throw uploadGone();
+    await resumables.deleteResumable(row.tenantId, row.id);
+    await this.dropPieces(row.segments);
+    this.deps.observer?.uploadStored(row.lengthBytes);
+    return { id: row.id, offsetBytes: row.lengthBytes, lengthBytes: row.lengthBytes, expiresAt: null };
+  }
+
+  private async *readPieces(segments: ResumableSegment[]): AsyncGenerator<Buffer> {
+    for (const segment of segments)
+      yield* (await this.deps.blobs.readLanded(segment.landingKey)) as AsyncIterable<Buffer>;
+  }
+
+  /** Best effort: what stays behind is swept with the abandoned landings. */
+  private async dropPieces(segments: ResumableSegment[]): Promise<void> {
+    for (const { landingKey } of segments) {
+      await this.deps.blobs.dropLanded(landingKey).catch((err: unknown) => {
+        this.deps.log.warn({ err: String(err), landingKey }, 'could not remove an upload piece; the sweeper will');
+      });
+    }
+  }
+}
+
+function checkLength(value: unknown, plan: PlanName, upgradeUrl: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw invalid('Upload-Length must be a whole number of bytes, at least 1 (deferred lengths are not supported).');
+  }
+  const max = maxResumableBytes(plan);
+  if (value > max) {
+    throw new CairnError('file_too_large', `Upload-Length ${value} is over the ${plan} plan's limit of ${max} bytes.`, {
+      ...(plan === 'free' ? { upgradeUrl } : {}),
+    });
+  }
+  return value;
+}
+
+const toState = (row: ResumableRow): ResumableState => ({
+  id: row.id,
+  offsetBytes: row.offsetBytes,
+  lengthBytes: row.lengthBytes,
+  expiresAt: row.expiresAt,
+});
+
+async function* hashing(source: Readable, hash: Hash): AsyncGenerator<Buffer> {
+  for await (const chunk of source as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    yield chunk;
+  }
+}

@@ -1,0 +1,143 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CairnError } from '../../../core/errors.js';
+import type { Core } from '../../../core/index.js';
+import { LIMITS } from '../../../core/plans.js';
+import { CHECKSUM_ALGORITHMS, parseChecksum, type ResumableState } from '../../../core/resumable.js';
+import { checkIdempotencyKey } from '../../../core/upload.js';
+import { callerOf } from '../../auth.js';
+import { byteCount, headerValue, parseUploadMetadata, TUS_VERSION } from '../tus-headers.js';
+
+const PATH = '/v1/uploads/tus';
+const PIECE_TYPE = 'application/offset+octet-stream';
+const EXTENSIONS = 'creation,creation-with-upload,termination,expiration,checksum';
+/** Not part of the OpenAPI document: tus is its own protocol, spoken by tus clients (docs/api.md). */
+const hidden = { hide: true };
+
+/**
+ * The tus 1.0.0 endpoint (resumable uploads): OPTIONS, POST (creation, creation-with-upload),
+ * HEAD, PATCH (checksum) and DELETE (termination). Auth, rate limits, the monthly count and
+ * upload slots are the API's own admission; errors are Cairn's envelope (HEAD sends none).
+ */
+export function tusRoutes(app: FastifyInstance, core: Core): void {
+  app.register(async (scope) => {
+    // Bodies are pieces of a file, streamed to the blob store by the core: never parsed here.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      reply.header('Tus-Resumable', TUS_VERSION);
+      return payload;
+    });
+    scope.addHook('preHandler', async (request, reply) => {
+      if (request.method === 'OPTIONS' || headerValue(request.headers, 'tus-resumable') === TUS_VERSION) return;
+      reply.header('Tus-Version', TUS_VERSION);
+      throw new CairnError(
+        'invalid_request',
+        `This endpoint speaks tus ${TUS_VERSION}: send "Tus-Resumable: ${TUS_VERSION}".`,
+        {
+          status: 412,
+        },
+      );
+    });
+
+    scope.options(PATH, { schema: hidden }, async (_request, reply) =>
+      reply
+        .code(204)
+        .header('Tus-Version', TUS_VERSION)
+        .header('Tus-Extension', EXTENSIONS)
+        .header('Tus-Max-Size', String(LIMITS.presignedBytes))
+        .header('Tus-Checksum-Algorithm', CHECKSUM_ALGORITHMS.join(','))
+        .send(),
+    );
+
+    scope.post(PATH, { config: { auth: true }, schema: hidden }, async (request, reply) => {
+      const caller = callerOf(request);
+      const created = await beforeBody(request, async () => {
+        if (headerValue(request.headers, 'upload-defer-length') !== undefined) {
+          throw new CairnError('invalid_request', 'Upload-Defer-Length is not supported: send Upload-Length.');
+        }
+        const fields = parseUploadMetadata(headerValue(request.headers, 'upload-metadata'));
+        const lengthBytes = byteCount(request.headers, 'Upload-Length');
+        const key = checkIdempotencyKey(headerValue(request.headers, 'idempotency-key'));
+        return core.resumable.create(caller, { ...fields, lengthBytes }, key);
+      });
+      let { state } = created;
+      reply.header('Location', `${core.deps.origins.api}${PATH}/${state.id}`);
+      // creation-with-upload: the body is the first piece. A replayed creation keeps the upload
+      // as it is (its offset may be past 0 already) and tells where it stands.
+      const withBody = hasPiece(request);
+      if (withBody && !created.replayed) {
+        state = await core.resumable.append(
+          caller,
+          state.id,
+          0,
+          request.raw,
+          await beforeBody(request, async () => checksumOf(request)),
+        );
+      } else {
+        request.raw.resume();
+      }
+      if (created.replayed) reply.header('Idempotent-Replayed', 'true');
+      sendState(reply, state, withBody || created.replayed);
+      return reply.code(201).send();
+    });
+
+    scope.head(`${PATH}/:id`, { config: { auth: true }, schema: hidden }, async (request, reply) => {
+      const state = await core.resumable.state(callerOf(request), idOf(request));
+      if (!state) return reply.code(404).header('Cache-Control', 'no-store').send();
+      sendState(reply, state, true);
+      return reply
+        .code(200)
+        .header('Upload-Length', String(state.lengthBytes))
+        .header('Cache-Control', 'no-store')
+        .send();
+    });
+
+    scope.patch(`${PATH}/:id`, { config: { auth: true }, schema: hidden }, async (request, reply) => {
+      if (!hasPiece(request)) {
+        request.raw.resume();
+        throw new CairnError('unsupported_media_type', `A PATCH carries its bytes as Content-Type: ${PIECE_TYPE}.`);
+      }
+      const { offset, checksum } = await beforeBody(request, async () => {
+        const offset = byteCount(request.headers, 'Upload-Offset');
+        if (offset === undefined)
+          throw new CairnError('invalid_request', 'A PATCH needs Upload-Offset: the offset HEAD gave.');
+        return { offset, checksum: checksumOf(request) };
+      });
+      const state = await core.resumable.append(callerOf(request), idOf(request), offset, request.raw, checksum);
+      sendState(reply, state, true);
+      return reply.code(204).send();
+    });
+
+    scope.delete(`${PATH}/:id`, { config: { auth: true }, schema: hidden }, async (request, reply) => {
+      request.raw.resume();
+      await core.resumable.terminate(callerOf(request), idOf(request));
+      return reply.code(204).send();
+    });
+  });
+}
+
+/** Runs `work`, which reads no body; if it refuses the request, the body is drained unread. */
+async function beforeBody<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    request.raw.resume();
+    throw err;
+  }
+}
+
+const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+
+function hasPiece(request: FastifyRequest): boolean {
+  const type = headerValue(request.headers, 'content-type');
+  return type !== undefined && type.split(';')[0]!.trim().toLowerCase() === PIECE_TYPE;
+}
+
+function checksumOf(request: FastifyRequest) {
+  return parseChecksum(headerValue(request.headers, 'upload-checksum'));
+}
+
+function sendState(reply: FastifyReply, state: ResumableState, withOffset: boolean): void {
+  if (withOffset) reply.header('Upload-Offset', String(state.offsetBytes));
+  if (state.expiresAt !== null) reply.header('Upload-Expires', new Date(state.expiresAt).toUTCString());
+}

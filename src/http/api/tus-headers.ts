@@ -1,0 +1,75 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { invalid } from '../../core/errors.js';
+import type { UploadRequest } from '../../core/upload.js';
+
+/** The tus version this endpoint speaks (the only one there is). */
+export const TUS_VERSION = '1.0.0';
+
+/** A header's one value (a repeated header counts as its first). */
+export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** `Upload-Length` / `Upload-Offset`: a whole number of bytes; undefined when absent. */
+export function byteCount(headers: IncomingHttpHeaders, name: string): number | undefined {
+  const v = headerValue(headers, name.toLowerCase());
+  if (v === undefined) return undefined;
+  if (!/^\d{1,16}$/.test(v.trim())) throw invalid(`${name} must be a whole number of bytes, e.g. "${name}: 1048576".`);
+  return Number(v.trim());
+}
+
+/** Upload-Metadata keys and the upload field each fills; other tus clients' names are aliases. */
+const FIELDS: Record<string, Exclude<keyof UploadRequest, 'partType'>> = {
+  filename: 'filename',
+  name: 'filename', // Uppy
+  content_type: 'contentType',
+  filetype: 'contentType', // tus-js-client's examples
+  type: 'contentType', // Uppy
+  session_id: 'sessionId',
+  agent_id: 'agentId',
+  ttl: 'ttl',
+  metadata: 'metadata',
+  transcript: 'transcript',
+};
+/** Sent by Uppy for every file; says nothing Cairn keeps. */
+const IGNORED = new Set(['relativePath']);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * `Upload-Metadata: filename cmVwb3J0Lm1k,session_id cnVuLTQy,…`: comma-separated pairs of a key
+ * and the base64 of its value (tus 1.0.0). `metadata` holds a JSON object as text. Unknown keys
+ * are refused, so a misspelt field fails loudly instead of being dropped.
+ */
+export function parseUploadMetadata(header: string | undefined): UploadRequest {
+  const req: UploadRequest = {};
+  if (header === undefined || header.trim() === '') return req;
+  const seen = new Set<string>();
+  for (const pair of header.split(',')) {
+    const [key = '', encoded = '', ...extra] = pair.trim().split(' ');
+    if (key === '' || extra.length > 0 || !BASE64.test(encoded) || encoded.length % 4 !== 0) {
+      throw invalid('Upload-Metadata must be comma-separated "key base64value" pairs, e.g. "filename cmVwb3J0Lm1k".');
+    }
+    if (seen.has(key)) throw invalid(`Upload-Metadata names ${key} twice.`);
+    seen.add(key);
+    if (IGNORED.has(key)) continue;
+    const field = FIELDS[key];
+    if (!field) {
+      throw invalid(
+        `Upload-Metadata key ${key} is not known; use filename, content_type, session_id, agent_id, ttl, metadata (a JSON object) or transcript.`,
+      );
+    }
+    const text = Buffer.from(encoded, 'base64').toString('utf8');
+    if (req[field] !== undefined) throw invalid(`Upload-Metadata gives ${key} and another name for the same field.`);
+    req[field] = field === 'metadata' ? parseJsonObject(text) : text;
+  }
+  return req;
+}
+
+function parseJsonObject(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalid('Upload-Metadata metadata must be a JSON object (base64 of its text), e.g. {"model":"gpt-5"}.');
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * State of resumable (tus) uploads, shared by every instance: how far each upload has come, the
+ * pieces of it the blob store holds, and which request may write to it now (a lease).
+ */
+
+/** What one PATCH delivered: a landed object of the blob store, `sizeBytes` long. */
+export interface ResumableSegment {
+  landingKey: string;
+  sizeBytes: number;
+}
+
+export interface ResumableRow {
+  /** The id of the pending artifact the finished upload becomes. */
+  id: string;
+  tenantId: string;
+  /** Upload-Length: the size the upload will have. */
+  lengthBytes: number;
+  /** Upload-Offset: bytes received and recorded so far (the sum of the segments' sizes). */
+  offsetBytes: number;
+  /** In order; together they are the first `offsetBytes` bytes of the upload. */
+  segments: ResumableSegment[];
+  createdAt: number;
+  /** Past this (ms) the upload is gone: refused, then removed by the sweeper. */
+  expiresAt: number;
+  /** The request that may write now, until `leaseUntil` (ms); null when none. */
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+}
+
+export type NewResumable = Pick<ResumableRow, 'id' | 'tenantId' | 'lengthBytes' | 'createdAt' | 'expiresAt'>;
+
+export interface ResumableUploadStore {
+  createResumable(row: NewResumable): Promise<void>;
+  /** Null when the tenant has no such upload (another tenant's counts as none). */
+  getResumable(tenantId: string, id: string): Promise<ResumableRow | null>;
+  /**
+   * Gives the upload's lease to `owner` until `until` when no other owner holds one that is still
+   * valid at `now`. Returns the row with the lease taken, `'held'` when another owner has it, or
+   * null when there is no such upload.
+   */
+  leaseResumable(
+    tenantId: string,
+    id: string,
+    owner: string,
+    now: number,
+    until: number,
+  ): Promise<ResumableRow | 'held' | null>;
+  /** Extends `owner`'s lease; false when it no longer holds it. */
+  renewResumableLease(id: string, owner: string, until: number): Promise<boolean>;
+  /** Gives the lease back (no effect unless `owner` holds it). */
+  releaseResumable(id: string, owner: string): Promise<void>;
+  /**
+   * Records a segment appended by the lease holder: the offset moves from `fromOffset` to
+   * `fromOffset + segment.sizeBytes`. False, recording nothing, when `owner` no longer holds the
+   * lease or the offset is no longer `fromOffset`.
+   */
+  appendResumable(id: string, owner: string, fromOffset: number, segment: ResumableSegment): Promise<boolean>;
+  /** Removes the tenant's upload; true when a row went. */
+  deleteResumable(tenantId: string, id: string): Promise<boolean>;
+  /** Removes up to `batch` uploads that expired at or before `now`; returns how many. */
+  purgeExpiredResumables(now: number, batch: number): Promise<number>;
+}
