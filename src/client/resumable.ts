@@ -129,13 +129,24 @@ async function createUpload(
     'upload-length': String(size),
     'upload-metadata': tusMetadata(uploadFields(opts, opts.filename ?? basename(path))),
   };
-  if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
-  const res = await http.send({
-    method: 'POST',
-    path: TUS_PATH,
-    headers,
-    idempotent: opts.idempotencyKey !== undefined,
-  });
+  const key = opts.idempotencyKey;
+  if (key !== undefined) headers['idempotency-key'] = key;
+  let res: Response;
+  try {
+    res = await http.send({ method: 'POST', path: TUS_PATH, headers, idempotent: key !== undefined });
+  } catch (err) {
+    // The key names an upload (of the last 24 h) that is no more: terminated, expired, or finished
+    // and its artifact deleted. The server will not make another under the same key.
+    if (key !== undefined && err instanceof CairnError && err.status === 404) {
+      throw new CairnError({
+        code: err.code,
+        message: `The upload made with Idempotency-Key ${key} is gone (terminated, expired, or its artifact deleted); upload again under another key.`,
+        status: 404,
+        requestId: err.requestId,
+      });
+    }
+    throw err;
+  }
   await res.body?.cancel();
   const location = res.headers.get('location');
   if (!location) {

@@ -72,13 +72,13 @@ async function downloadedHash(id: string): Promise<string> {
 }
 
 /**
- * Starts `cairn push` of an 8 MB file through the proxy slowed to 1 MB/s, and SIGKILLs it once
- * the server holds at least 1 MB: the saved upload URL and the server's offset, settled.
+ * Starts `cairn push` of an 8 MB file through the proxy slowed to 2 MB/s, and SIGKILLs it once
+ * 2 MB have gone through: the saved upload URL and the server's offset, once settled.
  */
 async function interruptedPush(name: string) {
   const content = randomBytes(8 * MB);
   const file = await ws.file(name, content);
-  proxy.bytesPerSecond = MB;
+  proxy.bytesPerSecond = 2 * MB;
   const { child, done } = spawnCairn(['push', file, '--json'], {
     cwd: ws.work,
     configDir: ws.configDir,
@@ -86,8 +86,10 @@ async function interruptedPush(name: string) {
     env: env(),
   });
   const url = await waitFor('the state file', savedUrl);
-  await waitFor('a megabyte on the server', async () => ((await serverOffset(url)) ?? 0) >= MB);
+  // The server records a PATCH's bytes when its body ends (or breaks off): watch the proxy instead.
+  await waitFor('two megabytes sent', async () => proxy.patchedBytes() >= 2 * MB);
   child.kill('SIGKILL');
+  proxy.cutAll();
   const killed = await done;
   expect(killed.stdout).toBe('');
   proxy.reset();
@@ -216,6 +218,23 @@ describe('push over the resumable threshold', { timeout: 120_000 }, () => {
     expect(rec.content_hash).toBe(sha256(content));
     expect(await downloadedHash(rec.artifact_id)).toBe(sha256(content));
     expect(await stateFiles()).toEqual([]);
+  });
+
+  it('re-pushing after rm stores a new artifact and says so; re-running then replays the new one', async () => {
+    const content = randomBytes(2 * MB);
+    const file = await ws.file('removed.bin', content);
+    const first = okJson(await push([file, '--json']));
+    expectOk(await ws.run(['rm', first.artifact_id], env()));
+    const second = expectOk(await push([file, '--json']));
+    const rec = JSON.parse(second.stdout);
+    expect(rec.artifact_id).not.toBe(first.artifact_id);
+    expect(second.stderr).toContain(`removed.bin: the earlier upload is gone; stored it again as ${rec.artifact_id}.`);
+    expect(await downloadedHash(rec.artifact_id)).toBe(sha256(content));
+    proxy.reset();
+    const third = expectOk(await push([file]));
+    expect(third.stdout).toMatch(new RegExp(`^${rec.artifact_id}\\s+removed\\.bin.*\\(already pushed\\)`));
+    expect(third.stderr).toBe('');
+    expect(proxy.patchedBytes()).toBe(0);
   });
 
   it('a server without tus (OPTIONS 404, an older Cairn): one multipart request, as before', async () => {

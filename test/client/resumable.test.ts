@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { artifactIdOfUploadUrl, CairnClient, CairnError } from '../../src/client/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -128,14 +129,19 @@ describe('uploadResumable', { timeout: 60_000 }, () => {
     expect(rec.metadata).toMatchObject({ type: 'transcript' });
   });
 
-  it('onUploadUrl is awaited before any byte goes: the server then has the upload at offset 0', async () => {
+  it('onUploadUrl is awaited before any byte goes: the PATCH starts only once it has resolved', async () => {
+    let resolvedAt = 0;
     let offsetThen: number | null = null;
-    const rec = await clientFor(s).uploadResumable(file, {
+    const rec = await viaProxy().uploadResumable(file, {
       onUploadUrl: async (url) => {
-        offsetThen = await serverOffset(url);
+        offsetThen = await serverOffset(url.replace(proxy.url, s.apiUrl));
+        await sleep(300);
+        resolvedAt = Date.now();
       },
     });
     expect(offsetThen).toBe(0);
+    const patch = proxy.seen.find((r) => r.method === 'PATCH');
+    expect(patch?.at).toBeGreaterThanOrEqual(resolvedAt);
     expect(rec.size_bytes).toBe(content.length);
   });
 
@@ -200,16 +206,14 @@ describe('uploadResumable', { timeout: 60_000 }, () => {
         headers: { 'retry-after': '1' },
         body: envelope(429, 'rate_limited'),
       });
-    const times: number[] = [];
-    const started = Date.now();
-    const rec = await viaProxy({ maxRetries: 3 }).uploadResumable(file, {
-      onProgress: () => times.push(Date.now() - started),
-    });
+    const rec = await viaProxy({ maxRetries: 3 }).uploadResumable(file);
     const methods = proxy.lines().map((l) => l.split(' ')[0]);
     expect(methods).toEqual(['POST', 'PATCH', 'HEAD', 'PATCH', 'HEAD', 'PATCH', 'HEAD', 'PATCH', 'GET']);
     expect(rec.content_hash).toBe(sha256(content));
-    // The 429 said one second: the whole upload took at least that long.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    // The 429 said one second: the HEAD after it waited that long (the other two, a short backoff).
+    const [rateLimitedPatch, headAfter] = [proxy.seen[5], proxy.seen[6]];
+    expect((headAfter?.at ?? 0) - (rateLimitedPatch?.at ?? 0)).toBeGreaterThanOrEqual(1000);
+    expect((proxy.seen[2]?.at ?? 0) - (proxy.seen[1]?.at ?? 0)).toBeLessThan(1000);
   });
 
   it('gives up after 1 + maxRetries failures in a row without progress, with the server error', async () => {

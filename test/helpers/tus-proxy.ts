@@ -16,6 +16,8 @@ export interface SeenRequest {
   headers: http.IncomingHttpHeaders;
   /** Request body bytes forwarded to the server. */
   bodyBytes: number;
+  /** When the request arrived (Date.now()). */
+  at: number;
 }
 
 export interface CannedAnswer {
@@ -37,6 +39,8 @@ export class TusProxy {
   bytesPerSecond: number | null = null;
   url = '';
   private readonly rules: Rule[] = [];
+  /** Requests being forwarded now: both ends, to cut them. */
+  private readonly inFlight = new Set<{ req: http.IncomingMessage; up: http.ClientRequest }>();
   private server!: http.Server;
 
   constructor(private readonly target: string) {}
@@ -73,6 +77,19 @@ export class TusProxy {
     return this;
   }
 
+  /**
+   * Tears down every request being forwarded, at once: what the server has is all it gets. (A
+   * killed client's last writes still sit in the kernel's buffers on loopback, megabytes of them,
+   * and would otherwise go on trickling through.)
+   */
+  cutAll(): void {
+    for (const { req, up } of this.inFlight) {
+      up.destroy();
+      req.socket.destroy();
+    }
+    this.inFlight.clear();
+  }
+
   /** Body bytes of the PATCHes seen (what the client actually got through to the server). */
   patchedBytes(): number {
     return this.seen.filter((r) => r.method === 'PATCH').reduce((n, r) => n + r.bodyBytes, 0);
@@ -86,7 +103,7 @@ export class TusProxy {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const method = req.method ?? 'GET';
     const path = req.url ?? '/';
-    const seen: SeenRequest = { method, path, headers: req.headers, bodyBytes: 0 };
+    const seen: SeenRequest = { method, path, headers: req.headers, bodyBytes: 0, at: Date.now() };
     this.seen.push(seen);
     const at = this.rules.findIndex((r) => r.method === method && path.startsWith(r.pathPrefix));
     const rule = at >= 0 ? this.rules.splice(at, 1)[0] : undefined;
@@ -106,6 +123,9 @@ export class TusProxy {
       r.pipe(res);
     });
     up.on('error', () => res.destroy());
+    const pair = { req, up };
+    this.inFlight.add(pair);
+    res.on('close', () => this.inFlight.delete(pair));
     // The client went away (killed, or cut): the server sees its request end early, as it would.
     req.on('close', () => {
       if (!req.complete) up.destroy();

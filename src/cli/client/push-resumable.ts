@@ -22,8 +22,18 @@ export interface Pushed {
   current: ArtifactRecord | null;
 }
 
-/** How one attempt at a file ended: stored (or replayed, live), or replayed an artifact that is gone. */
-export type Attempt = Pushed | { gone: CairnError; deadId: string };
+/**
+ * How one attempt at a file ended: stored (or replayed, live), or its key replays an upload that is
+ * gone. `successorOf` is what the next key is derived from (the same on every re-run); `deadId`
+ * is the gone artifact, when known.
+ */
+export type Attempt = Pushed | { gone: CairnError; successorOf: string; deadId: string | null };
+
+/**
+ * The server refuses a creation whose key names a gone upload (404) without saying which: the
+ * next key of a resumable push is derived from this marker, which every re-run finds alike.
+ */
+const GONE_UPLOAD = 'tus-upload-gone';
 
 /**
  * A resumable (tus) upload, its URL kept in a state file (upload-state.ts) from before the first
@@ -95,10 +105,15 @@ export async function sendResumable(
     return { record, replayed: replayed && start === record.size_bytes, current: record };
   } catch (err) {
     bar.current?.abort();
-    // The key replayed an upload that is gone (terminated, expired) or whose artifact is.
-    if (replayed && uploadUrl && err instanceof CairnError && (err.status === 404 || err.status === 410)) {
+    // The key's upload is gone (terminated, expired, its artifact deleted): the creation is refused
+    // with 404 `not_found`, or (replayed) its HEAD or final GET answers 404/410.
+    const gone =
+      err instanceof CairnError &&
+      (err.code === 'not_found' || (replayed && (err.status === 404 || err.status === 410)));
+    if (gone) {
       if (state) await forgetUpload(state.path);
-      return { gone: err, deadId: artifactIdOfUploadUrl(uploadUrl) };
+      const deadId = replayed && uploadUrl ? artifactIdOfUploadUrl(uploadUrl) : null;
+      return { gone: err, successorOf: GONE_UPLOAD, deadId };
     }
     throw err;
   }

@@ -192,7 +192,8 @@ async function pushFile(
   way: UploadWay,
 ): Promise<Pushed> {
   let key = firstKey;
-  const dead: string[] = [];
+  // The gone artifacts the key led to (null: a gone upload the server did not name).
+  const dead: (string | null)[] = [];
   for (;;) {
     const attempt =
       input.size > way.threshold && (await way.serverOffersTus())
@@ -201,20 +202,27 @@ async function pushFile(
     if ('record' in attempt) {
       // Said only when something new was stored: a re-run that replays the successor stays quiet.
       if (!attempt.replayed && dead.length > 0) {
-        const earlier = dead.length === 1 ? `upload ${dead[0]} is` : `uploads ${dead.join(', ')} are`;
+        const named = dead.filter((id): id is string => id !== null);
+        const earlier =
+          named.length === 0
+            ? 'upload is'
+            : named.length === 1
+              ? `upload ${named[0]} is`
+              : `uploads ${named.join(', ')} are`;
         ctx.note(`${upload.filename}: the earlier ${earlier} gone; stored it again as ${attempt.record.artifact_id}.`);
       }
       return attempt;
     }
-    const { gone, deadId } = attempt;
+    const { gone, successorOf, deadId } = attempt;
     if (!derived) {
       const why = gone.code === 'artifact_expired' ? 'has expired' : gone.status === 404 ? 'is gone' : 'was deleted';
-      ctx.note(`--idempotency-key ${key} replays ${deadId}, which ${why}; pass a new key to store it again.`);
+      const what = deadId === null ? 'an upload' : deadId;
+      ctx.note(`--idempotency-key ${key} replays ${what}, which ${why}; pass a new key to store it again.`);
       throw gone;
     }
     if (dead.length >= MAX_SUCCESSOR_HOPS) throw gone;
     dead.push(deadId);
-    key = deriveSuccessorKey(key, deadId);
+    key = deriveSuccessorKey(key, successorOf);
   }
 }
 
@@ -241,7 +249,7 @@ async function sendMultipart(ctx: Ctx, input: PushInput, upload: UploadOptions, 
   if (!replayed) return { record, replayed, current: null };
   const { current, gone } = await lookUp(ctx, record.artifact_id);
   if (current) return { record, replayed, current };
-  return { gone, deadId: record.artifact_id };
+  return { gone, successorOf: record.artifact_id, deadId: record.artifact_id };
 }
 
 /** A replayed artifact as it is now: its record while live, else the 410 it answers with. */
