@@ -206,6 +206,16 @@ describe('push over the resumable threshold', { timeout: 120_000 }, () => {
     expect(proxy.patchedBytes()).toBe(0);
   });
 
+  it('the same file pushed with other options is another upload: the saved one is not picked up', async () => {
+    const { file, content, url } = await interruptedPush('other-options.bin');
+    const rec = okJson(await push([file, '--session', 'another', '--json']));
+    expect(rec.artifact_id).not.toBe(artifactIdOfUploadUrl(url));
+    expect(rec.session_id).toBe('another');
+    expect(proxy.lines()).toContain('POST /v1/uploads/tus');
+    expect(proxy.patchedBytes()).toBe(content.length);
+    expect(await downloadedHash(rec.artifact_id)).toBe(sha256(content));
+  });
+
   it('a saved upload the server no longer knows (404) starts a new upload', async () => {
     const { file, content, url } = await interruptedPush('expired.bin');
     const gone = await fetch(url.replace(proxy.url, server.apiUrl), {
