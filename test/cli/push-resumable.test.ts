@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { artifactIdOfUploadUrl, CairnClient } from '../../src/client/index.js';
-import { cliWorkspace, expectOk, okJson, spawnCairn } from '../helpers/cli.js';
+import { cliWorkspace, expectOk, hasScript, okJson, runCairn, spawnCairn } from '../helpers/cli.js';
 import { ART_ID } from '../helpers/e2e.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { TusProxy } from '../helpers/tus-proxy.js';
@@ -187,6 +187,26 @@ describe('push over the resumable threshold', { timeout: 120_000 }, () => {
     expect(rec.content_hash).toBe(sha256(content));
     expect(await downloadedHash(rec.artifact_id)).toBe(sha256(content));
     expect(await stateFiles()).toEqual([]);
+  });
+
+  it.skipIf(!hasScript)('on a terminal, the resumed push draws its bar from the server offset on', async () => {
+    const { file, content, offset } = await interruptedPush('bar.bin');
+    const out = path.join(ws.work, 'bar.json');
+    const run = expectOk(
+      await runCairn(['push', file, '--json'], {
+        cwd: ws.work,
+        configDir: ws.configDir,
+        apiUrl: proxy.url,
+        env: env(),
+        terminal: { stdoutTo: out },
+      }),
+    );
+    expect(JSON.parse(await readFile(out, 'utf8')).content_hash).toBe(sha256(content));
+    expect(run.stdout).toMatch(/bar\.bin: resuming at \d/);
+    const percents = [...run.stdout.matchAll(/push bar\.bin \[[#-]+\]\s+(\d+)%/g)].map((m) => Number(m[1]));
+    expect(percents.length).toBeGreaterThan(0);
+    expect(percents[0]).toBeGreaterThanOrEqual(Math.floor((offset / content.length) * 100));
+    expect(percents.at(-1)).toBe(100);
   });
 
   it('--no-resume abandons the saved upload and starts over; a plain re-run then replays that new artifact', async () => {
