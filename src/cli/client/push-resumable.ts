@@ -49,10 +49,12 @@ export async function sendResumable(
 ): Promise<Attempt> {
   const state = input.temporary ? null : await stateFileOf(input.file);
   let saved = state ? await readSavedUpload(state.path) : null;
-  const sameUpload = saved !== null && saved.api_url === ctx.settings.apiUrl && saved.idempotency_key === key;
+  // The client's URL, without a trailing slash: `--api-url http://h/` and `http://h` are one server.
+  const apiUrl = ctx.client.baseUrl;
+  const sameUpload = saved !== null && saved.api_url === apiUrl && saved.idempotency_key === key;
   if (saved && !resume) {
     // Frees the bytes the server holds now rather than in 24 h; starting over does not depend on it.
-    if (saved.api_url === ctx.settings.apiUrl) {
+    if (saved.api_url === apiUrl) {
       await ctx.client.terminateResumableUpload(saved.upload_url).catch((err: unknown) => {
         ctx.note(
           `${upload.filename}: could not abandon the earlier upload (${(err as Error).message}); it expires by itself.`,
@@ -77,7 +79,7 @@ export async function sendResumable(
         if (state) {
           await saveUpload(state.path, {
             upload_url: url,
-            api_url: ctx.settings.apiUrl,
+            api_url: apiUrl,
             idempotency_key: key,
             file: state.id.file,
             size: state.id.size,
