@@ -177,18 +177,21 @@ describe('uploadResumable', { timeout: 60_000 }, () => {
     const progress: number[] = [];
     const rec = await viaProxy().uploadResumable(file, { onProgress: (sent) => progress.push(sent) });
     const id = rec.artifact_id;
-    expect(proxy.lines()).toEqual([
+    const lines = proxy.lines();
+    expect(lines.slice(0, 3)).toEqual([
       'POST /v1/uploads/tus',
       `PATCH /v1/uploads/tus/${id}`,
       `HEAD /v1/uploads/tus/${id}`,
-      `PATCH /v1/uploads/tus/${id}`,
-      `GET /v1/artifacts/${id}`,
     ]);
-    // The second PATCH started where the server was, not at 0: nothing was sent twice.
-    const [, first, , second] = proxy.seen;
-    expect(first?.bodyBytes).toBe(3 * MB);
-    expect(Number(second?.headers['upload-offset'])).toBe(3 * MB);
-    expect(proxy.patchedBytes()).toBe(content.length);
+    expect(lines.slice(-2)).toEqual([`PATCH /v1/uploads/tus/${id}`, `GET /v1/artifacts/${id}`]);
+    // The PATCH that finished started where the server was, not at 0: the bytes that arrived before
+    // the drop were not sent again. (On a busy machine the server may still hold the cut PATCH at
+    // the first HEAD: a 409 and another HEAD in between are fine.)
+    const patches = proxy.seen.filter((r) => r.method === 'PATCH');
+    expect(patches[0]?.bodyBytes).toBe(3 * MB);
+    const last = patches.at(-1);
+    expect(Number(last?.headers['upload-offset'])).toBe(3 * MB);
+    expect(last?.bodyBytes).toBe(content.length - 3 * MB);
     for (let i = 1; i < progress.length; i++) {
       expect(progress[i] as number).toBeGreaterThan(progress[i - 1] as number);
     }
