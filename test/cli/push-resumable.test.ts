@@ -267,6 +267,17 @@ describe('push over the resumable threshold', { timeout: 120_000 }, () => {
     expect(proxy.patchedBytes()).toBe(0);
   });
 
+  it('an explicit --idempotency-key whose upload is gone fails (exit 1) and asks for a new key', async () => {
+    const file = await ws.file('explicit.bin', randomBytes(2 * MB));
+    const first = okJson(await push([file, '--idempotency-key', 'tus-explicit-1', '--json']));
+    expectOk(await ws.run(['rm', first.artifact_id], env()));
+    const again = await push([file, '--idempotency-key', 'tus-explicit-1']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('--idempotency-key tus-explicit-1 replays an upload, which is gone; pass a new key');
+    expect(again.stderr).toContain('error: not_found: The upload made with Idempotency-Key tus-explicit-1 is gone');
+    expect(proxy.patchedBytes()).toBe(2 * MB); // the first push only
+  });
+
   it('a server without tus (OPTIONS 404, an older Cairn): one multipart request, as before', async () => {
     proxy.answerNext('OPTIONS', '/v1/uploads/tus', {
       status: 404,
