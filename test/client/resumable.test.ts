@@ -172,6 +172,14 @@ describe('uploadResumable', { timeout: 60_000 }, () => {
     expect(sha256(await downloaded(clientFor(s), rec.artifact_id))).toBe(sha256(content));
   });
 
+  it("another file's upload URL (another length) is refused before any byte is sent", async () => {
+    const url = await createRaw(content.length + 1, 'other.bin');
+    const err = await caught(() => viaProxy().uploadResumable(file, { uploadUrl: url.replace(s.apiUrl, proxy.url) }));
+    expect((err as Error).message).toMatch(/is \d+ bytes long, the file \d+: it is not this file's upload/);
+    expect(proxy.lines().map((l) => l.split(' ')[0])).toEqual(['HEAD']);
+    expect(await serverOffset(url)).toBe(0);
+  });
+
   it('a connection dropped mid-PATCH: HEAD, then the rest from the bytes the server kept', async () => {
     proxy.cutNextPatchAfter(3 * MB);
     const progress: number[] = [];
