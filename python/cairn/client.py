@@ -6,10 +6,12 @@ import datetime as _dt
 import json
 import os
 import tempfile
+import uuid
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
-from .errors import ArtifactAlreadyDeletedError, CairnError
+from . import resumable as _tus
+from .errors import ArtifactAlreadyDeletedError, CairnError, NotFoundError, ServerError
 from .models import (
     Artifact,
     ArtifactPage,
@@ -87,6 +89,38 @@ def _metadata_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value)  # true/false/numbers as their JSON text, as the server compares
+
+
+def _upload_fields(
+    name: str,
+    *,
+    content_type: Optional[str],
+    session_id: Optional[str],
+    agent_id: Optional[str],
+    ttl: TtlArg,
+    metadata: Optional[Mapping[str, Any]],
+    model: Optional[str],
+    transcript: bool,
+) -> List[Tuple[str, str]]:
+    """The record fields of an upload as (name, text) pairs: multipart fields or tus metadata."""
+    meta: Dict[str, Any] = dict(metadata or {})
+    if model is not None and "model" not in meta:
+        meta["model"] = model
+    fields: List[Tuple[str, str]] = [("filename", name)]
+    if content_type:
+        fields.append(("content_type", content_type))
+    if session_id is not None:
+        fields.append(("session_id", session_id))
+    if agent_id is not None:
+        fields.append(("agent_id", agent_id))
+    ttl_text = _ttl(ttl)
+    if ttl_text is not None:
+        fields.append(("ttl", ttl_text))
+    if meta:
+        fields.append(("metadata", json.dumps(meta, separators=(",", ":"), ensure_ascii=False)))
+    if transcript:
+        fields.append(("transcript", "true"))
+    return fields
 
 
 class _DownloadSink:
@@ -224,23 +258,16 @@ class Cairn:
         name = filename or source.name
         if not name:
             raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
-        meta: Dict[str, Any] = dict(metadata or {})
-        if model is not None and "model" not in meta:
-            meta["model"] = model
-        fields: List[Tuple[str, str]] = [("filename", name)]
-        if content_type:
-            fields.append(("content_type", content_type))
-        if session_id is not None:
-            fields.append(("session_id", session_id))
-        if agent_id is not None:
-            fields.append(("agent_id", agent_id))
-        ttl_text = _ttl(ttl)
-        if ttl_text is not None:
-            fields.append(("ttl", ttl_text))
-        if meta:
-            fields.append(("metadata", json.dumps(meta, separators=(",", ":"), ensure_ascii=False)))
-        if transcript:
-            fields.append(("transcript", "true"))
+        fields = _upload_fields(
+            name,
+            content_type=content_type,
+            session_id=session_id,
+            agent_id=agent_id,
+            ttl=ttl,
+            metadata=metadata,
+            model=model,
+            transcript=transcript,
+        )
         body = MultipartBody(fields, source, name, part_content_type=content_type or "application/octet-stream")
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         resp = self._t.request(
@@ -387,6 +414,114 @@ class Cairn:
             auth=False,
             policy=IDEMPOTENT,
         )
+
+    # -- resumable upload (tus) -----------------------------------------------------------
+
+    def push_resumable(
+        self,
+        content: Optional[Content] = None,
+        filename: Optional[str] = None,
+        *,
+        path: Optional[PathLike] = None,
+        content_type: Optional[str] = None,
+        session_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        ttl: TtlArg = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        model: Optional[str] = None,
+        transcript: bool = False,
+        idempotency_key: Optional[str] = None,
+        upload_url: Optional[str] = None,
+        on_progress: Optional[Callable[[int, int], None]] = None,
+        on_upload_url: Optional[Callable[[str], None]] = None,
+        chunk_size: int = _tus.DEFAULT_CHUNK_SIZE,
+        checksum: bool = False,
+    ) -> Artifact:
+        """Uploads one artifact over the tus endpoint, resuming after failures; returns its record.
+
+        The source is what :meth:`push` takes, but it must be readable from any offset: bytes, a
+        path (``path=`` or a ``pathlib.Path``) or a seekable binary file. The upload is created
+        with ``POST /v1/uploads/tus``; ``on_upload_url(url)`` then gets its URL, to persist it.
+        The bytes go in PATCHes of ``chunk_size`` (streamed in 1 MiB blocks: memory stays flat),
+        and ``on_progress(offset, total)`` is called with the starting offset, then each time the
+        server acknowledges more bytes. After a dropped connection, a 5xx, 409, 429 or 460 the
+        server's offset is read again (HEAD) and the upload goes on from there, up to
+        ``max_retries`` failures in a row (``Retry-After`` honoured).
+
+        ``upload_url=`` resumes an earlier upload (created by this method, another tus client, or
+        a process that crashed) with the same bytes: only what the server lacks is sent; the
+        record fields (``filename``, ``session_id``...) were set when it was created and are
+        ignored. With ``idempotency_key``, calling again with the same key within 24 hours finds
+        the same upload and resumes it too. ``checksum=True`` sends ``Upload-Checksum: sha256``
+        with each PATCH (the server refuses a corrupted one, which is then sent again).
+        """
+        source = make_source(content, path)
+        if source.length is None:
+            raise ValueError("a resumable upload needs a source of known size (bytes, a path, a seekable file)")
+        source.range_chunks(0, 0)  # raises at once for a source that cannot seek (a pipe)
+        if chunk_size < 1:
+            raise ValueError("chunk_size must be a positive number of bytes")
+        total = source.length
+        if upload_url is not None:
+            target, artifact_id = _tus.upload_target(upload_url)
+            offset, length = _tus.head(self._t, target)
+            if length != total:
+                raise ValueError(f"the upload at {upload_url} is {length} bytes long; this source has {total}")
+        else:
+            name = filename or source.name
+            if not name:
+                raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
+            fields = _upload_fields(
+                name,
+                content_type=content_type,
+                session_id=session_id,
+                agent_id=agent_id,
+                ttl=ttl,
+                metadata=metadata,
+                model=model,
+                transcript=transcript,
+            )
+            # A key of our own when the caller gives none: a creation whose answer was lost is
+            # then retried safely (the retry finds the same upload instead of making a second).
+            headers = _tus.tus_headers(
+                **{
+                    "Upload-Length": str(total),
+                    "Upload-Metadata": _tus.encode_metadata(fields),
+                    "Idempotency-Key": idempotency_key or f"tus-{uuid.uuid4().hex}",
+                }
+            )
+            try:
+                resp = self._t.request("POST", _tus.TUS_PATH, headers=headers, policy=IDEMPOTENT)
+            except NotFoundError as err:
+                if err.code == "not_found":
+                    err.message += " (this Cairn server has no resumable upload endpoint: use push or push_large)"
+                    err.args = (err.message,)
+                raise
+            location = resp.headers.get("location")
+            if not location:
+                raise ServerError("the upload was created without a Location header", status=resp.status)
+            target, artifact_id = _tus.upload_target(location)
+            if on_upload_url is not None:
+                on_upload_url(location)
+            if resp.headers.get("idempotent-replayed", "").lower() == "true":
+                offset, _ = _tus.head(self._t, target)  # an earlier call's upload: where it stands
+            else:
+                offset = int(resp.headers.get("upload-offset") or 0)
+        _tus.send(
+            self._t,
+            target,
+            source,
+            total,
+            offset,
+            chunk_size=chunk_size,
+            checksum=checksum,
+            on_progress=on_progress,
+        )
+        return self.get(artifact_id)
+
+    def upload_resumable(self, path: PathLike, **options: Any) -> Artifact:
+        """:meth:`push_resumable` of the file at ``path`` (a string is a path here, not text)."""
+        return self.push_resumable(path=path, **options)
 
     # -- read ---------------------------------------------------------------------------
 

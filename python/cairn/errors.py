@@ -24,6 +24,8 @@ __all__ = [
     "NotFoundError",
     "SessionSealedError",
     "UploadNotFoundError",
+    "UploadOffsetConflictError",
+    "ChecksumMismatchError",
     "ArtifactAlreadyDeletedError",
     "ArtifactExpiredError",
     "FileTooLargeError",
@@ -141,6 +143,19 @@ class UploadNotFoundError(CairnError):
     code = "upload_not_found"
 
 
+class UploadOffsetConflictError(CairnError):
+    """A tus PATCH whose ``Upload-Offset`` is not the server's, or while another PATCH of the same
+    upload is in flight (409). :meth:`cairn.Cairn.push_resumable` reads the offset again and goes on."""
+
+    code = "upload_offset_conflict"
+
+
+class ChecksumMismatchError(CairnError):
+    """A tus PATCH whose body does not match its ``Upload-Checksum`` (460): nothing of it was kept."""
+
+    code = "checksum_mismatch"
+
+
 class ArtifactAlreadyDeletedError(CairnError):
     code = "artifact_already_deleted"
 
@@ -193,6 +208,8 @@ _BY_CODE: Dict[str, Type[CairnError]] = {
         SessionNotFoundError,
         SessionSealedError,
         UploadNotFoundError,
+        UploadOffsetConflictError,
+        ChecksumMismatchError,
         ArtifactAlreadyDeletedError,
         ArtifactExpiredError,
         FileTooLargeError,

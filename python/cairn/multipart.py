@@ -28,6 +28,27 @@ class Source:
     def chunks(self) -> Iterator[bytes]:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def range_chunks(self, offset: int, length: int) -> Iterator[bytes]:
+        """``length`` bytes from ``offset`` of the source, in blocks of at most 1 MiB.
+
+        For a resumable upload, which sends the file piece by piece from the server's offset.
+        Only sources that can seek have it (bytes, a path, a seekable file).
+        """
+        raise ValueError("a resumable upload needs a source it can seek in (bytes, a path, a seekable file)")
+
+
+def _blocks(fh: IO[Any], length: int, what: str) -> Iterator[bytes]:
+    """Exactly ``length`` bytes of ``fh`` from where it stands, in 1 MiB blocks."""
+    left = length
+    while left > 0:
+        block = fh.read(min(CHUNK_SIZE, left))
+        if not block:
+            raise IOError(f"{what} shrank while it was being uploaded")
+        if isinstance(block, str):
+            block = block.encode("utf-8")
+        left -= len(block)
+        yield block
+
 
 class _BytesSource(Source):
     def __init__(self, data: Union[bytes, bytearray, memoryview]) -> None:
@@ -36,6 +57,11 @@ class _BytesSource(Source):
 
     def chunks(self) -> Iterator[bytes]:
         view = memoryview(self._data)
+        for start in range(0, len(view), CHUNK_SIZE):
+            yield bytes(view[start : start + CHUNK_SIZE])
+
+    def range_chunks(self, offset: int, length: int) -> Iterator[bytes]:
+        view = memoryview(self._data)[offset : offset + length]
         for start in range(0, len(view), CHUNK_SIZE):
             yield bytes(view[start : start + CHUNK_SIZE])
 
@@ -58,6 +84,11 @@ class _PathSource(Source):
                     raise IOError(f"{self.path} shrank while it was being uploaded")
                 sent += len(block)
                 yield block
+
+    def range_chunks(self, offset: int, length: int) -> Iterator[bytes]:
+        with open(self.path, "rb") as fh:
+            fh.seek(offset)
+            yield from _blocks(fh, length, self.path)
 
 
 class _FileSource(Source):
@@ -98,6 +129,12 @@ class _FileSource(Source):
                 block = block.encode("utf-8")
             sent += len(block)
             yield block
+
+    def range_chunks(self, offset: int, length: int) -> Iterator[bytes]:
+        if self._start is None:
+            return super().range_chunks(offset, length)
+        self._f.seek(self._start + offset)
+        return _blocks(self._f, length, "the file")
 
 
 def make_source(data: Any = None, path: Any = None) -> Source:

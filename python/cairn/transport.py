@@ -5,6 +5,8 @@ Retry policies (chosen per call by the client):
 * ``IDEMPOTENT``: retries 429 (after ``Retry-After``), 5xx and network errors. Used for GET,
   DELETE, PUT, and POSTs that are safe to repeat (an upload that carries an ``Idempotency-Key``,
   seal, publish, complete).
+* ``NEVER``: no retry at all; the caller has its own recovery (a tus PATCH: after a failure the
+  server's offset must be read again before anything is resent).
 * ``RATE_LIMIT_ONLY``: retries 429 only (the server refused the call before doing anything, so
   that is safe for every call); a 5xx or network error is raised at once. Used for every call that
   must not run twice: an upload without ``Idempotency-Key``, ``request_upload_url``,
@@ -37,6 +39,7 @@ from .multipart import CHUNK_SIZE
 
 IDEMPOTENT = "idempotent"
 RATE_LIMIT_ONLY = "rate_limit_only"
+NEVER = "never"
 
 USER_AGENT = f"cairn-python/{_version}"
 
@@ -210,7 +213,7 @@ class Transport:
             except CairnConnectionError as err:
                 retry = policy == IDEMPOTENT and replayable and attempt < self.max_retries
                 if not retry:
-                    if policy != IDEMPOTENT and err.ambiguous:
+                    if policy == RATE_LIMIT_ONLY and err.ambiguous:
                         err.message += (
                             " The request may have reached the server: its outcome is unknown."
                             " Check the current state before trying again."
@@ -232,7 +235,7 @@ class Transport:
             if err.code == "unauthorized" and auth and not absolute and self.api_key:
                 err.message += f" (API key ending in …{self.api_key[-4:]})"
                 err.args = (err.message,)
-            if attempt >= self.max_retries or not replayable:
+            if attempt >= self.max_retries or not replayable or policy == NEVER:
                 raise err
             if resp.status == 429:
                 wait = err.retry_after if err.retry_after is not None else self._backoff(attempt)

@@ -31,10 +31,36 @@ if PYTHON_DIR not in sys.path:
     sys.path.insert(0, PYTHON_DIR)
 
 
+def _port_range() -> Optional[range]:
+    """``CAIRN_TEST_PORTS=18650-18699``: the ports the tests may take (else any free one)."""
+    spec = os.environ.get("CAIRN_TEST_PORTS", "").strip()
+    if not spec:
+        return None
+    low, _, high = spec.partition("-")
+    return range(int(low), int(high or low) + 1)
+
+
+_next_in_range = 0
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    global _next_in_range
+    ports = _port_range()
+    if ports is None:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    # Round robin through the range, so a port just released (maybe in TIME_WAIT) is not reused.
+    for _ in range(len(ports)):
+        port = ports[_next_in_range % len(ports)]
+        _next_in_range += 1
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in CAIRN_TEST_PORTS={os.environ['CAIRN_TEST_PORTS']}")
 
 
 def _node() -> str:

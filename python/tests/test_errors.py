@@ -25,6 +25,8 @@ ALL_CODES = {
     "not_found": (cairn.NotFoundError, 404),
     "session_sealed": (cairn.SessionSealedError, 409),
     "upload_not_found": (cairn.UploadNotFoundError, 409),
+    "upload_offset_conflict": (cairn.UploadOffsetConflictError, 409),
+    "checksum_mismatch": (cairn.ChecksumMismatchError, 460),
     "artifact_already_deleted": (cairn.ArtifactAlreadyDeletedError, 410),
     "artifact_expired": (cairn.ArtifactExpiredError, 410),
     "file_too_large": (cairn.FileTooLargeError, 413),

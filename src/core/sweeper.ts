@@ -12,7 +12,7 @@ export interface SweepReport {
   idempotencyPurged: number;
   linksPurged: number;
   pendingPurged: number;
-  /** Resumable uploads past their expiry (their pieces go with the abandoned landings). */
+  /** Resumable uploads past their expiry, removed with their pieces. */
   resumablesPurged: number;
   /** Objects that presigned uploads left in object storage and no one completed in time. */
   landingsSwept: number;
@@ -39,7 +39,7 @@ export class Sweeper {
   ) {}
 
   async runOnce(): Promise<SweepReport> {
-    const { store, resumables, blobs, clock } = this.deps;
+    const { store, blobs, clock } = this.deps;
     const now = clock.now();
     const retention = LIMITS.softDeleteRetentionSeconds * 1000;
     const report: SweepReport = {
@@ -47,7 +47,7 @@ export class Sweeper {
       purged: await this.drain((n) => store.purgeArtifacts(now - retention, now - retention, n)),
       // Before the orphan mark, so the bytes of an abandoned upload start their grace period now.
       pendingPurged: await this.drain((n) => store.purgePendingUploads(now - PENDING_RETENTION_MS, n)),
-      resumablesPurged: await this.drain((n) => resumables.purgeExpiredResumables(now, n)),
+      resumablesPurged: await this.drain((n) => this.purgeResumables(now, n)),
       orphansMarked: await this.drain((n) => store.markOrphanBlobs(now, n)),
       blobsDeleted: 0,
       idempotencyPurged: await this.drain((n) => store.purgeIdempotency(now - LIMITS.idempotencySeconds * 1000, n)),
@@ -79,6 +79,17 @@ export class Sweeper {
       if (claimed.length < this.batch) break;
     }
     return report;
+  }
+
+  /** Expired resumable uploads: their pieces first, then their row (a crash in between repeats the drops). */
+  private async purgeResumables(now: number, batch: number): Promise<number> {
+    const { resumables, blobs } = this.deps;
+    const expired = await resumables.listExpiredResumables(now, batch);
+    for (const row of expired) {
+      for (const piece of row.segments) await blobs.dropLanded(piece.landingKey);
+      await resumables.deleteResumable(row.tenantId, row.id);
+    }
+    return expired.length;
   }
 
   private async drain(step: (batch: number) => Promise<number>): Promise<number> {

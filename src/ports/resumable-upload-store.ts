@@ -57,6 +57,6 @@ export interface ResumableUploadStore {
   appendResumable(id: string, owner: string, fromOffset: number, segment: ResumableSegment): Promise<boolean>;
   /** Removes the tenant's upload; true when a row went. */
   deleteResumable(tenantId: string, id: string): Promise<boolean>;
-  /** Removes up to `batch` uploads that expired at or before `now`; returns how many. */
-  purgeExpiredResumables(now: number, batch: number): Promise<number>;
+  /** Up to `batch` uploads that expired at or before `now`, oldest expiry first (for the sweeper). */
+  listExpiredResumables(now: number, batch: number): Promise<ResumableRow[]>;
 }

@@ -12,6 +12,7 @@ import { MIGRATIONS } from '../../src/adapters/postgres/schema.js';
 import type { ArtifactQuery, ArtifactRow, InsertArtifactResult, TenantRow } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
 import { metadataStoreContract } from '../contract/metadata-store.contract.js';
+import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
 
 const url = process.env.CAIRN_TEST_DATABASE_URL;
 
@@ -78,6 +79,23 @@ if (reason && process.env.CI) {
       return {
         store,
         accounts: store.accounts,
+        cleanup: async () => {
+          await store.close();
+          await dropSchema(schema);
+        },
+      };
+    });
+
+    resumableUploadStoreContract('postgres', async () => {
+      const schema = schemaName();
+      const store = new PostgresMetadataStore({ connectionString: url!, schema });
+      return {
+        store,
+        resumables: store.resumables,
+        openPeer: async () => {
+          const peer = new PostgresMetadataStore({ connectionString: url!, schema });
+          return { resumables: peer.resumables, close: () => peer.close() };
+        },
         cleanup: async () => {
           await store.close();
           await dropSchema(schema);

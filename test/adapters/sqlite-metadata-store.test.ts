@@ -7,6 +7,7 @@ import { buildArtifactListQuery, buildSessionListQuery, SqliteMetadataStore } fr
 import type { ArtifactQuery } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
 import { metadataStoreContract } from '../contract/metadata-store.contract.js';
+import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
 
 async function tempDir(): Promise<{ dir: string; remove: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-sqlite-'));
@@ -32,6 +33,23 @@ accountStoreContract('sqlite', async () => {
   return {
     store,
     accounts: store.accounts,
+    cleanup: async () => {
+      await store.close();
+      await remove();
+    },
+  };
+});
+
+resumableUploadStoreContract('sqlite', async () => {
+  const { dir, remove } = await tempDir();
+  const store = new SqliteMetadataStore({ path: join(dir, 'cairn.db') });
+  return {
+    store,
+    resumables: store.resumables,
+    openPeer: async () => {
+      const peer = new SqliteMetadataStore({ path: join(dir, 'cairn.db') });
+      return { resumables: peer.resumables, close: () => peer.close() };
+    },
     cleanup: async () => {
       await store.close();
       await remove();

@@ -172,5 +172,73 @@ export function blobStoreContract(
       expect(n).toBe(size);
       expect(check.digest('hex')).toBe(staged.sha256);
     }, 120_000);
+
+    describe('landing objects', () => {
+      const landing = (t: string, name = `art_${randomBytes(8).toString('hex')}`) => `uploads/${t}/${name}`;
+      /** `good` bytes, then the source fails, as a dropped connection does. */
+      const cutOff = (good: Buffer) =>
+        new Readable({
+          read() {
+            this.push(good);
+            this.destroy(new Error('connection reset'));
+          },
+        });
+
+      it('lands, reads back, stages for a commit, and keeps the landing until it is dropped', async () => {
+        for (const size of [10, 70 * 1024, 1024 * 1024 + 1]) {
+          const t = tenant();
+          const data = randomBytes(size);
+          const key = landing(t, `art_${randomBytes(8).toString('hex')}.0.0123456789abcdef`);
+          expect(await store.land(key, Readable.from([data]), size)).toEqual({ sizeBytes: size, complete: true });
+          expect(sha(await readAll(await store.readLanded(key)))).toBe(sha(data));
+          const staged = await store.stageLanded(key, size);
+          expect(staged).toMatchObject({ sizeBytes: size, sha256: sha(data) });
+          await store.commit(staged!, `${t}/${sha(data)}`);
+          await store.discard(staged!);
+          expect(sha(await readAll(await store.read(`${t}/${sha(data)}`)))).toBe(sha(data));
+          // Still there for a completion that has to run again.
+          expect(sha(await readAll(await store.readLanded(key)))).toBe(sha(data));
+          await store.dropLanded(key);
+          await store.dropLanded(key);
+          await expect(store.readLanded(key)).rejects.toThrow();
+          expect(await store.stageLanded(key, size)).toBeNull();
+        }
+      });
+
+      it('keeps what arrived when the source fails part-way', async () => {
+        const key = landing(tenant());
+        const good = randomBytes(300_000);
+        expect(await store.land(key, cutOff(good), 10_000_000)).toEqual({ sizeBytes: good.length, complete: false });
+        expect(sha(await readAll(await store.readLanded(key)))).toBe(sha(good));
+      });
+
+      it('refuses more than maxBytes, keeping nothing', async () => {
+        const key = landing(tenant());
+        await expect(store.land(key, Readable.from([randomBytes(2000)]), 1000)).rejects.toMatchObject({
+          code: 'file_too_large',
+        });
+        await expect(store.readLanded(key)).rejects.toThrow();
+        await expect(store.stageLanded(key, 5000)).resolves.toBeNull();
+        const staged = await store.land(key, Readable.from([randomBytes(2000)]), 5000);
+        expect(staged.sizeBytes).toBe(2000);
+        await expect(store.stageLanded(key, 1000)).rejects.toMatchObject({ code: 'file_too_large' });
+      });
+
+      it('sweeps landings older than the cutoff only', async () => {
+        const key = landing(tenant());
+        await store.land(key, Readable.from([Buffer.from('left behind')]), 100);
+        await store.sweepLandings(Date.now() - 3600_000);
+        expect(await readAll(await store.readLanded(key))).toEqual(Buffer.from('left behind'));
+        expect(await store.sweepLandings(Date.now() + 3600_000)).toBeGreaterThanOrEqual(1);
+        await expect(store.readLanded(key)).rejects.toThrow();
+      });
+
+      it('refuses keys outside the landing area', async () => {
+        for (const bad of ['uploads/../x', `uploads/${tenant()}/../../etc`, 'staging/abc', `uploads/${tenant()}/a/b`]) {
+          await expect(store.land(bad, Readable.from([Buffer.from('x')]), 10)).rejects.toThrow(/invalid landing key/);
+          await expect(store.readLanded(bad)).rejects.toThrow(/invalid landing key/);
+        }
+      });
+    });
   });
 }

@@ -8,9 +8,12 @@ import net from 'node:net';
 export class Balancer {
   url = '';
   cuts = 0;
+  /** The port each connection went to, in order. */
+  readonly connections: number[] = [];
   private server!: net.Server;
   private target = 0;
   private cutAt: number | null = null;
+  private beforeCut: () => Promise<void> = async () => {};
   private readonly sockets = new Set<net.Socket>();
 
   async start(): Promise<this> {
@@ -26,13 +29,21 @@ export class Balancer {
     return this;
   }
 
-  cutAfter(bytes: number): this {
+  /**
+   * Arms the cut: the first `bytes` of the next connection that carries more are forwarded, the
+   * rest is held back, and once `ready` resolves (say, when the server is known to be reading
+   * that request) the connection dies. Without `ready` a server that had not started reading
+   * could lose the forwarded bytes with the connection, and nothing would be left to resume.
+   */
+  cutAfter(bytes: number, ready: () => Promise<void> = async () => {}): this {
     this.cutAt = bytes;
+    this.beforeCut = ready;
     return this;
   }
 
   private connect(client: net.Socket): void {
     const upstream = net.connect(this.target, '127.0.0.1');
+    this.connections.push(this.target);
     this.sockets.add(client).add(upstream);
     let sent = 0;
     const drop = () => {
@@ -41,17 +52,25 @@ export class Balancer {
       this.sockets.delete(client);
       this.sockets.delete(upstream);
     };
+    let cutting = false;
     client.on('data', (chunk: Buffer) => {
+      if (cutting) return;
+      const before = sent;
       sent += chunk.length;
       if (this.cutAt !== null && sent > this.cutAt) {
+        cutting = true;
+        upstream.write(chunk.subarray(0, Math.max(0, this.cutAt - before)));
+        client.pause();
         this.cutAt = null;
         this.cuts++;
-        drop();
+        void this.beforeCut().finally(drop);
         return;
       }
       if (!upstream.write(chunk)) client.pause();
     });
-    upstream.on('drain', () => client.resume());
+    upstream.on('drain', () => {
+      if (!cutting) client.resume();
+    });
     upstream.on('data', (chunk: Buffer) => {
       if (!client.write(chunk)) upstream.pause();
     });

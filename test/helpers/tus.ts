@@ -30,6 +30,8 @@ export function tusJsUpload(
     uploadDataDuringCreation?: boolean;
     onProgress?: (sent: number, total: number) => void;
     onStart?: (upload: tus.Upload) => void;
+    /** Told the upload URL as each PATCH starts. */
+    onPatch?: (url: string) => void;
   },
 ): Promise<TusRun> {
   const patchOffsets: number[] = [];
@@ -43,7 +45,9 @@ export function tusJsUpload(
       ...(opts.chunkSize ? { chunkSize: opts.chunkSize } : {}),
       ...(opts.uploadDataDuringCreation ? { uploadDataDuringCreation: true } : {}),
       onBeforeRequest(req) {
-        if (req.getMethod() === 'PATCH') patchOffsets.push(Number(req.getHeader('Upload-Offset')));
+        if (req.getMethod() !== 'PATCH') return;
+        patchOffsets.push(Number(req.getHeader('Upload-Offset')));
+        opts.onPatch?.(req.getURL());
       },
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       onError: reject,

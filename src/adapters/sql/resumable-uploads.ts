@@ -114,10 +114,11 @@ export class SqlResumableUploads implements ResumableUploadStore {
     );
   }
 
-  async purgeExpiredResumables(now: number, batch: number): Promise<number> {
-    return this.sql.change(
-      'DELETE FROM resumable_uploads WHERE id IN (SELECT id FROM resumable_uploads WHERE expires_at <= ? LIMIT ?)',
+  async listExpiredResumables(now: number, batch: number): Promise<ResumableRow[]> {
+    const rows = await this.sql.all<Record>(
+      `SELECT ${COLUMNS} FROM resumable_uploads WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`,
       [now, batch],
     );
+    return rows.map(toRow);
   }
 }

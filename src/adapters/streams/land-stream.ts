@@ -24,7 +24,8 @@ export async function feedLanding(
     if (next.done) return { sizeBytes, complete: true };
     sizeBytes += next.value.length;
     if (sizeBytes > maxBytes) {
-      source.destroy();
+      // Drained, not destroyed: the refusal (413) is still answered on this connection.
+      source.resume();
       throw new CairnError('file_too_large', `Content is larger than the limit of ${maxBytes} bytes.`);
     }
     await write(next.value);
