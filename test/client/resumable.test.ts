@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
+import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { artifactIdOfUploadUrl, CairnClient, CairnError } from '../../src/client/index.js';
@@ -225,6 +226,33 @@ describe('uploadResumable', { timeout: 60_000 }, () => {
     const [rateLimitedPatch, headAfter] = [proxy.seen[5], proxy.seen[6]];
     expect((headAfter?.at ?? 0) - (rateLimitedPatch?.at ?? 0)).toBeGreaterThanOrEqual(1000);
     expect((proxy.seen[2]?.at ?? 0) - (proxy.seen[1]?.at ?? 0)).toBeLessThan(1000);
+  });
+
+  it('a 409 while another PATCH holds the upload is waited out, beyond maxRetries, then the rest goes', async () => {
+    const url = await createRaw(content.length, 'held.bin');
+    // Another client's PATCH: a megabyte, then silence, holding the upload until it is cut.
+    const other = http.request(url, {
+      method: 'PATCH',
+      headers: {
+        ...TUS,
+        authorization: `Bearer ${s.apiKey}`,
+        'content-type': 'application/offset+octet-stream',
+        'upload-offset': '0',
+        'content-length': String(content.length),
+      },
+    });
+    other.on('error', () => {});
+    other.write(content.subarray(0, MB));
+    await sleep(300);
+    const cut = setTimeout(() => other.destroy(), 3_000);
+    const rec = await viaProxy({ maxRetries: 1 }).uploadResumable(file, {
+      uploadUrl: url.replace(s.apiUrl, proxy.url),
+    });
+    clearTimeout(cut);
+    const patches = proxy.seen.filter((r) => r.method === 'PATCH');
+    expect(patches.length).toBeGreaterThan(2); // 409s while the other PATCH held it
+    expect(Number(patches.at(-1)?.headers['upload-offset'])).toBe(MB); // its megabyte was kept
+    expect(rec.content_hash).toBe(sha256(content));
   });
 
   it('gives up after 1 + maxRetries failures in a row without progress, with the server error', async () => {
