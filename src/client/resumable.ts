@@ -200,6 +200,8 @@ async function sendFrom(
   let offset = start;
   // Failures in a row that moved the server's offset no further.
   let fruitless = 0;
+  // Time spent waiting for another request's hold on the upload to end, since the last progress.
+  let heldFor = 0;
   while (offset < size) {
     const localError: { error?: Error } = {};
     try {
@@ -213,13 +215,23 @@ async function sendFrom(
       }
       offset = next;
       fruitless = 0;
+      heldFor = 0;
     } catch (err) {
       // The file itself failed (unreadable, changed size): no retry mends that.
       if (localError.error) throw localError.error;
-      if (!retryable(err) || fruitless >= http.config.maxRetries) throw err;
-      await sleep(retryWaitMs(err, fruitless));
+      if (!retryable(err)) throw err;
+      // A 409 at the server's own offset: another PATCH holds the upload, perhaps one of a server
+      // that crashed, whose hold lapses by itself within seconds. Waited out, not counted.
+      const held = isConflict(err) && heldFor < MAX_HELD_WAIT_MS;
+      if (!held && fruitless >= http.config.maxRetries) throw err;
+      const wait = held ? HELD_RETRY_MS : retryWaitMs(err, fruitless);
+      await sleep(wait);
       const now = await uploadOffset(http, url, size);
-      fruitless = now > offset ? 0 : fruitless + 1;
+      if (now > offset) {
+        fruitless = 0;
+        heldFor = 0;
+      } else if (held && now === offset) heldFor += wait;
+      else fruitless++;
       offset = now;
     }
   }
@@ -277,15 +289,21 @@ async function* fileFrom(
   }
 }
 
+/**
+ * How long a 409 conflict at the server's offset is waited out (it renews a live PATCH's hold every
+ * 2 s and lets a dead one's lapse after 8 s), and how often it is tried meanwhile.
+ */
+const MAX_HELD_WAIT_MS = 30_000;
+const HELD_RETRY_MS = 1_000;
+
+function isConflict(err: CairnError): boolean {
+  return err.status === 409 && err.code === 'upload_offset_conflict';
+}
+
 /** Worth a HEAD and another PATCH: no answer, a server error, a concurrent PATCH / offset conflict, a rate limit. */
 function retryable(err: unknown): err is CairnError {
   if (!(err instanceof CairnError)) return false;
-  return (
-    err.status === 0 ||
-    err.status >= 500 ||
-    err.status === 429 ||
-    (err.status === 409 && err.code === 'upload_offset_conflict')
-  );
+  return err.status === 0 || err.status >= 500 || err.status === 429 || isConflict(err);
 }
 
 function isGone(err: unknown): boolean {
