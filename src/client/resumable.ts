@@ -85,6 +85,7 @@ export async function uploadResumable(
   path: string,
   opts: ResumableUploadOptions,
 ): Promise<ArtifactRecord> {
+  const chunkSize = pieceSize(opts.chunkSize);
   const size = (await stat(path)).size;
   const progress = monotone(opts.onProgress);
   let url: string | null = null;
@@ -109,7 +110,7 @@ export async function uploadResumable(
     offset = created.replayed ? await uploadOffset(http, url, size) : 0;
   }
   progress(offset, size);
-  await sendFrom(http, url, path, size, offset, progress);
+  await sendFrom(http, url, path, size, offset, progress, chunkSize);
   return http.json<ArtifactRecord>({
     method: 'GET',
     path: `/v1/artifacts/${encodeURIComponent(artifactIdOfUploadUrl(url))}`,
@@ -196,6 +197,7 @@ async function sendFrom(
   size: number,
   start: number,
   progress: (done: number, total: number) => void,
+  chunkSize: number,
 ): Promise<void> {
   let offset = start;
   // Failures in a row that moved the server's offset no further.
@@ -205,7 +207,8 @@ async function sendFrom(
   while (offset < size) {
     const localError: { error?: Error } = {};
     try {
-      const next = await patchFrom(http, url, path, size, offset, progress, localError);
+      const end = Math.min(size, offset + chunkSize);
+      const next = await patchFrom(http, url, { path, size, offset, end }, progress, localError);
       if (next <= offset || next > size) {
         throw new CairnError({
           code: 'invalid_response',
@@ -237,16 +240,32 @@ async function sendFrom(
   }
 }
 
-/** One PATCH of the bytes from `offset` to the end; the server's new offset. */
+/** Bytes `offset` to `end` (exclusive) of a file of `size` bytes: one PATCH's body. */
+interface Piece {
+  path: string;
+  size: number;
+  offset: number;
+  end: number;
+}
+
+/** `chunkSize` as a whole number of bytes per PATCH; none: the rest of the file in one. */
+function pieceSize(chunkSize: number | undefined): number {
+  if (chunkSize === undefined) return Number.POSITIVE_INFINITY;
+  if (!Number.isSafeInteger(chunkSize) || chunkSize < 1) {
+    throw new TypeError(`chunkSize must be a whole number of bytes, at least 1 (got ${chunkSize}).`);
+  }
+  return chunkSize;
+}
+
+/** One PATCH of a piece; the server's new offset. */
 async function patchFrom(
   http: Transport,
   url: string,
-  path: string,
-  size: number,
-  offset: number,
+  piece: Piece,
   progress: (done: number, total: number) => void,
   localError: { error?: Error },
 ): Promise<number> {
+  const { offset, end } = piece;
   const res = await http.send({
     method: 'PATCH',
     path: url,
@@ -254,10 +273,10 @@ async function patchFrom(
     headers: { ...TUS_HEADERS, 'upload-offset': String(offset) },
     stream: {
       contentType: OFFSET_BODY,
-      contentLength: size - offset,
+      contentLength: end - offset,
       // Never re-sent by the transport: a retry starts from the server's offset (sendFrom).
       reopenable: false,
-      open: async () => fileFrom(path, offset, size, progress, localError),
+      open: async () => fileFrom(piece, progress, localError),
     },
     idempotent: false,
   });
@@ -265,24 +284,24 @@ async function patchFrom(
   return headerInt(res, 'upload-offset', 'PATCH');
 }
 
-/** The file from `offset`, read as it is sent (memory stays flat), reporting progress. */
+/** A piece of the file, read as it is sent (memory stays flat), reporting progress. */
 async function* fileFrom(
-  path: string,
-  offset: number,
-  size: number,
+  { path, size, offset, end }: Piece,
   progress: (done: number, total: number) => void,
   localError: { error?: Error },
 ): AsyncGenerator<Uint8Array> {
   let at = offset;
   try {
-    for await (const chunk of createReadStream(path, { start: offset })) {
+    // The last piece is read to the file's end, so a file that grew is noticed.
+    const range = end < size ? { start: offset, end: end - 1 } : { start: offset };
+    for await (const chunk of createReadStream(path, range)) {
       const bytes = chunk as Buffer;
       at += bytes.length;
-      if (at > size) throw new Error(`${path} grew while it was being uploaded (expected ${size} bytes).`);
+      if (at > end) throw new Error(`${path} grew while it was being uploaded (expected ${size} bytes).`);
       yield bytes;
       progress(at, size);
     }
-    if (at !== size) throw new Error(`${path} is ${at} bytes now, expected ${size}: it changed while being uploaded.`);
+    if (at !== end) throw new Error(`${path} is shorter than ${size} bytes now: it changed while being uploaded.`);
   } catch (err) {
     localError.error = err as Error;
     throw err;

@@ -100,6 +100,12 @@ export interface ResumableUploadOptions extends UploadOptions {
    * can keep it and resume after a crash. Not called when `uploadUrl` is picked up as it is.
    */
   onUploadUrl?: (uploadUrl: string) => void | Promise<void>;
+  /**
+   * At most this many bytes per PATCH (default: the rest of the file in one). A connection that
+   * drops keeps what arrived either way; a server that crashes mid-PATCH loses that PATCH's bytes,
+   * so pieces bound what a crash costs, at one request (counted like any call) each.
+   */
+  chunkSize?: number;
 }
 
 /** What the server's tus endpoint offers (`OPTIONS /v1/uploads/tus`). */

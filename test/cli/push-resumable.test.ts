@@ -155,6 +155,17 @@ describe('push over the resumable threshold', { timeout: 120_000 }, () => {
     expect(proxy.patchedBytes()).toBe(0);
   });
 
+  it('in pieces of CAIRN_RESUMABLE_CHUNK_BYTES: one PATCH each, from where the last one ended', async () => {
+    const content = randomBytes(3 * MB + 5);
+    const rec = okJson(
+      await push([await ws.file('pieces.bin', content), '--json'], { CAIRN_RESUMABLE_CHUNK_BYTES: String(MB) }),
+    );
+    const patches = proxy.seen.filter((r) => r.method === 'PATCH');
+    expect(patches.map((p) => Number(p.headers['upload-offset']))).toEqual([0, MB, 2 * MB, 3 * MB]);
+    expect(patches.map((p) => p.bodyBytes)).toEqual([MB, MB, MB, 5]);
+    expect(await downloadedHash(rec.artifact_id)).toBe(sha256(content));
+  });
+
   it('at the threshold or below: one multipart request, as before (and no OPTIONS)', async () => {
     const file = await ws.file('at.bin', randomBytes(THRESHOLD));
     const rec = okJson(await push([file, '--json']));
@@ -296,6 +307,6 @@ describe('push over the resumable threshold', { timeout: 120_000 }, () => {
     expect(help.stdout).toMatch(/64 MiB go up resumably/);
     const bad = await push([await ws.file('small.txt', 'x')], { CAIRN_RESUMABLE_THRESHOLD_BYTES: 'lots' });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/CAIRN_RESUMABLE_THRESHOLD_BYTES must be a whole number/);
+    expect(bad.stderr).toMatch(/CAIRN_RESUMABLE_THRESHOLD_BYTES must be a whole number of bytes/);
   });
 });

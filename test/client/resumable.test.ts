@@ -123,6 +123,24 @@ describe('uploadResumable', { timeout: 60_000 }, () => {
     expect(progress.length).toBeGreaterThan(2);
   });
 
+  it('chunkSize: one PATCH per piece, each from where the last ended; a bad chunkSize is refused before any request', async () => {
+    const progress: number[] = [];
+    const rec = await viaProxy().uploadResumable(file, {
+      chunkSize: 2 * MB,
+      onProgress: (sent) => progress.push(sent),
+    });
+    const patches = proxy.seen.filter((r) => r.method === 'PATCH');
+    expect(patches.map((p) => Number(p.headers['upload-offset']))).toEqual([0, 2 * MB, 4 * MB, 6 * MB]);
+    expect(patches.map((p) => p.bodyBytes)).toEqual([2 * MB, 2 * MB, 2 * MB, 12_345]);
+    expect(rec.content_hash).toBe(sha256(content));
+    for (let i = 1; i < progress.length; i++) expect(progress[i]).toBeGreaterThan(progress[i - 1] as number);
+    expect(progress.at(-1)).toBe(content.length);
+
+    proxy.reset();
+    await expect(viaProxy().uploadResumable(file, { chunkSize: 0 })).rejects.toThrow(/chunkSize must be/);
+    expect(proxy.seen).toEqual([]);
+  });
+
   it('transcript: true and a filename with non-ASCII characters survive the base64 metadata', async () => {
     const ndjson = await tmp.write('t.ndjson', '{"role":"user","content":"hi"}\n');
     const rec = await clientFor(s).uploadResumable(ndjson, { filename: 'Überblick, “final”.ndjson', transcript: true });

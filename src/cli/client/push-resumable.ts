@@ -45,7 +45,7 @@ export async function sendResumable(
   input: PushInput,
   upload: UploadOptions,
   key: string,
-  resume: boolean,
+  { resume, chunkSize }: { resume: boolean; chunkSize: number },
 ): Promise<Attempt> {
   const state = input.temporary ? null : await stateFileOf(input.file);
   let saved = state ? await readSavedUpload(state.path) : null;
@@ -74,6 +74,7 @@ export async function sendResumable(
       ...upload,
       idempotencyKey: key,
       uploadUrl,
+      chunkSize,
       onUploadUrl: async (url) => {
         uploadUrl = url;
         if (state) {

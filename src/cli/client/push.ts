@@ -28,10 +28,18 @@ const MAX_SUCCESSOR_HOPS = 100;
  */
 export const RESUMABLE_THRESHOLD_BYTES = 64 * 1024 * 1024;
 
+/**
+ * A resumable upload is sent in PATCHes of at most this much: a dropped connection keeps what
+ * arrived anyway, but a server that crashes mid-PATCH loses that PATCH's bytes, so this bounds
+ * the loss (at a request per piece). CAIRN_RESUMABLE_CHUNK_BYTES overrides it (bytes).
+ */
+export const RESUMABLE_CHUNK_BYTES = 256 * 1024 * 1024;
+
 /** How this push sends its files: the threshold, --no-resume, and whether the server has tus (asked once). */
 interface UploadWay {
   threshold: number;
   resume: boolean;
+  chunkSize: number;
   serverOffersTus(): Promise<boolean>;
 }
 
@@ -144,21 +152,30 @@ async function pushAll(ctx: Ctx, inputs: PushInput[], opts: Record<string, unkno
 
 /** The resumable threshold (CAIRN_RESUMABLE_THRESHOLD_BYTES or 64 MiB); the server is asked about tus at most once. */
 function uploadWay(ctx: Ctx, resume: boolean): UploadWay {
-  const raw = nonEmpty(process.env.CAIRN_RESUMABLE_THRESHOLD_BYTES);
-  const threshold = raw === undefined ? RESUMABLE_THRESHOLD_BYTES : Number(raw);
-  if (!Number.isSafeInteger(threshold) || threshold < 0) {
-    throw new UsageError(`CAIRN_RESUMABLE_THRESHOLD_BYTES must be a whole number of bytes, not "${raw}".`);
-  }
+  const threshold = bytesSetting('CAIRN_RESUMABLE_THRESHOLD_BYTES', RESUMABLE_THRESHOLD_BYTES, 0);
+  const chunkSize = bytesSetting('CAIRN_RESUMABLE_CHUNK_BYTES', RESUMABLE_CHUNK_BYTES, 1);
   let offered: Promise<boolean> | undefined;
   return {
     threshold,
     resume,
+    chunkSize,
     // An older Cairn answers 404: its files go up as one multipart request, as they always did.
     serverOffersTus: () => {
       offered ??= ctx.client.resumableUploadSupport().then((support) => support !== null);
       return offered;
     },
   };
+}
+
+/** A byte count from the environment, else `fallback`; anything but a whole number >= `min` is a usage error. */
+function bytesSetting(name: string, fallback: number, min: number): number {
+  const raw = nonEmpty(process.env[name]);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`${name} must be a whole number of bytes (at least ${min}), not "${raw}".`);
+  }
+  return n;
 }
 
 /** The options every file of this push shares, from the flags and CAIRN_AGENT_ID. */
@@ -197,7 +214,7 @@ async function pushFile(
   for (;;) {
     const attempt =
       input.size > way.threshold && (await way.serverOffersTus())
-        ? await sendResumable(ctx, input, upload, key, way.resume)
+        ? await sendResumable(ctx, input, upload, key, way)
         : await sendMultipart(ctx, input, upload, key);
     if ('record' in attempt) {
       // Said only when something new was stored: a re-run that replays the successor stays quiet.
