@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { artifactIdOfUploadUrl, CairnClient, CairnError } from '../../src/client/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { tusFetch, tusMetadata } from '../helpers/tus.js';
 import { TusProxy } from '../helpers/tus-proxy.js';
 import { ART_ID, caught, clientFor, sha256, tempFolder } from './fixtures.js';
 
@@ -34,37 +35,29 @@ async function downloaded(client: CairnClient, id: string): Promise<Buffer> {
 
 /** A raw tus creation (no SDK): the upload URL. */
 async function createRaw(size: number, filename: string): Promise<string> {
-  const res = await fetch(`${s.apiUrl}/v1/uploads/tus`, {
-    method: 'POST',
-    headers: {
-      ...TUS,
-      authorization: `Bearer ${s.apiKey}`,
-      'upload-length': String(size),
-      'upload-metadata': `filename ${Buffer.from(filename).toString('base64')}`,
-    },
+  const res = await tusFetch(`${s.apiUrl}/v1/uploads/tus`, s.apiKey, 'POST', {
+    'Upload-Length': String(size),
+    'Upload-Metadata': tusMetadata({ filename }),
   });
-  expect(res.status, await res.text()).toBe(201);
+  expect(res.status, res.text).toBe(201);
   return new URL(res.headers.get('location') ?? '', s.apiUrl).href;
 }
 
 /** A raw PATCH of `bytes` (a complete body) at `offset`: the server's new offset. */
 async function patchRaw(url: string, offset: number, bytes: Buffer): Promise<number> {
-  const res = await fetch(url, {
-    method: 'PATCH',
-    headers: {
-      ...TUS,
-      authorization: `Bearer ${s.apiKey}`,
-      'content-type': 'application/offset+octet-stream',
-      'upload-offset': String(offset),
-    },
-    body: bytes,
-  });
-  expect(res.status, await res.text()).toBe(204);
+  const res = await tusFetch(
+    url,
+    s.apiKey,
+    'PATCH',
+    { 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': String(offset) },
+    bytes,
+  );
+  expect(res.status, res.text).toBe(204);
   return Number(res.headers.get('upload-offset'));
 }
 
 async function serverOffset(url: string): Promise<number | null> {
-  const res = await fetch(url, { method: 'HEAD', headers: { ...TUS, authorization: `Bearer ${s.apiKey}` } });
+  const res = await tusFetch(url, s.apiKey, 'HEAD');
   return res.status === 404 ? null : Number(res.headers.get('upload-offset'));
 }
 
