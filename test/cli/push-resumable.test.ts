@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { open, readdir, readFile } from 'node:fs/promises';
+import { open, readdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -147,12 +147,20 @@ describe('push over the resumable threshold', { timeout: 120_000 }, () => {
     expect(await downloadedHash(rec.artifact_id)).toBe(sha256(content));
     expect(await stateFiles()).toEqual([]);
 
-    // The same push again: replayed by the derived key, nothing sent.
+    // The same push again: replayed by the derived key, nothing sent. A state file older than the
+    // server keeps uploads (of a push never re-run) is swept on the way; a recent one stays.
+    const stale = path.join(stateDir(), `${'0'.repeat(64)}.json`);
+    const recent = path.join(stateDir(), `${'1'.repeat(64)}.json`);
+    await writeFile(stale, '{}');
+    await writeFile(recent, '{}');
+    const dayAndTwoHoursAgo = new Date(Date.now() - 26 * 3_600_000);
+    await utimes(stale, dayAndTwoHoursAgo, dayAndTwoHoursAgo);
     proxy.reset();
     const again = expectOk(await push([file, '--session', 'tus-cli', '--meta', 'k=v']));
     expect(again.stdout).toMatch(new RegExp(`^${rec.artifact_id}\\s+over\\.bin.*\\(already pushed\\)`));
     expect(proxy.seen.find((r) => r.method === 'POST')?.headers['idempotency-key']).toBe(key);
     expect(proxy.patchedBytes()).toBe(0);
+    expect(await stateFiles()).toEqual([path.basename(recent)]);
   });
 
   it('in pieces of CAIRN_RESUMABLE_CHUNK_BYTES: one PATCH each, from where the last one ended', async () => {

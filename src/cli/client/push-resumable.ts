@@ -8,6 +8,7 @@ import type { PushInput } from './push-inputs.js';
 import {
   type FileIdentity,
   forgetUpload,
+  pruneStaleUploads,
   readSavedUpload,
   saveUpload,
   uploadStateDir,
@@ -47,6 +48,7 @@ export async function sendResumable(
   key: string,
   { resume, chunkSize }: { resume: boolean; chunkSize: number },
 ): Promise<Attempt> {
+  await pruneStaleUploads(uploadStateDir());
   const state = input.temporary ? null : await stateFileOf(input.file);
   let saved = state ? await readSavedUpload(state.path) : null;
   // The client's URL, without a trailing slash: `--api-url http://h/` and `http://h` are one server.

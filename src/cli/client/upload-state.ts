@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { nonEmpty } from './config-file.js';
@@ -86,4 +86,26 @@ export async function saveUpload(stateFile: string, saved: SavedUpload): Promise
 
 export async function forgetUpload(stateFile: string): Promise<void> {
   await rm(stateFile, { force: true });
+}
+
+/** The server keeps an unfinished upload 24 hours: a state file older than this names nothing. */
+export const STALE_STATE_MS = 25 * 60 * 60 * 1000;
+
+/**
+ * Removes state files older than STALE_STATE_MS (of pushes that were never re-run, or of files
+ * since changed), so the folder does not grow. Best effort: a file that cannot go stays.
+ */
+export async function pruneStaleUploads(dir: string, now: number = Date.now()): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    const file = path.join(dir, name);
+    const s = await stat(file).catch(() => null);
+    if (s && now - s.mtimeMs > STALE_STATE_MS) await rm(file, { force: true }).catch(() => {});
+  }
 }
