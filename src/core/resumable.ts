@@ -147,7 +147,12 @@ export class ResumableUploadService {
   private async replayedState(caller: Caller, body: string): Promise<ResumableState> {
     const id = (JSON.parse(body) as { upload_id?: unknown }).upload_id;
     const state = typeof id === 'string' ? await this.state(caller, id) : null;
-    if (!state) throw uploadGone();
+    if (!state) {
+      throw new CairnError(
+        'not_found',
+        `The upload ${String(id)} this Idempotency-Key created is gone (terminated, expired, or finished and deleted); send a new key to start another.`,
+      );
+    }
     return state;
   }
 

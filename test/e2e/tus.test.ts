@@ -335,6 +335,13 @@ describe('tus 1.0.0 resumable uploads', () => {
     expect(again.headers.get('location')).toBe(first.headers.get('location'));
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.headers.get('upload-offset')).toBe('4');
+    // Once that upload is gone, the key names it rather than starting another under the same key.
+    expect((await tusFetch(first.headers.get('location') ?? '', s.apiKey, 'DELETE')).status).toBe(204);
+    const gone = await tusFetch(endpoint, s.apiKey, 'POST', headers);
+    expect(gone.status).toBe(404);
+    expect(gone.json).toMatchObject({
+      error: { code: 'not_found', message: expect.stringContaining(idOf(first.headers.get('location') ?? '')) },
+    });
   });
 
   it('refuses a second PATCH while one is in flight (409), never interleaving them', async () => {
