@@ -1,8 +1,9 @@
 import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResumableRow, ResumableSegment } from '../ports/resumable-upload-store.js';
 import type { CoreDeps } from './context.js';
-import { CairnError, invalid } from './errors.js';
+import { CairnError, invalid, unavailable } from './errors.js';
 import { ARTIFACT_ID } from './ids.js';
 import { activatePending, fillPending } from './pending-artifacts.js';
 import { LIMITS, PLANS, type PlanName } from './plans.js';
@@ -19,6 +20,9 @@ export const RESUMABLE_RETENTION_MS = PENDING_RETENTION_MS;
  */
 export const LEASE_MS = 8_000;
 const RENEW_EVERY_MS = 2_000;
+/** How long a HEAD waits for another request to finish an upload whose bytes are all in. */
+const FINISH_WAIT_MS = 60_000;
+const FINISH_POLL_MS = 250;
 
 /** The digests `Upload-Checksum` may carry (tus checksum extension). */
 export const CHECKSUM_ALGORITHMS = ['sha1', 'sha256'] as const;
@@ -171,11 +175,25 @@ export class ResumableUploadService {
     // Every byte arrived but the artifact was not made (its PATCH failed at the end): make it now,
     // so a client that sees the full offset and stops is right to. A PATCH holding the upload is
     // finishing it already.
-    if (row.offsetBytes === row.lengthBytes) {
-      const leased = await this.lease(caller, id);
-      if (leased && leased !== 'held') return this.holding(leased, () => this.finish(leased.row));
-    }
+    if (row.offsetBytes === row.lengthBytes) return this.finished(caller, row);
     return toState(row);
+  }
+
+  /**
+   * HEAD of an upload whose bytes are all in: answers once it is an artifact, finishing it here
+   * if no request is (its last PATCH failed at the end), or waiting for the request that is (whose
+   * answer the client may have lost), so that a full offset always means the artifact exists.
+   */
+  private async finished(caller: Caller, row: ResumableRow): Promise<ResumableState | null> {
+    for (let waited = 0; ; waited += FINISH_POLL_MS) {
+      const leased = await this.lease(caller, row.id);
+      if (leased === null) return this.state(caller, row.id);
+      if (leased !== 'held') return this.holding(leased, () => this.finish(leased.row));
+      if (waited >= FINISH_WAIT_MS) {
+        throw unavailable('The upload is still being turned into its artifact; ask again shortly.', 5);
+      }
+      await sleep(FINISH_POLL_MS);
+    }
   }
 
   /**

@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BlobStore } from '../../src/ports/blob-store.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import { Balancer, freePort } from '../helpers/balancer.js';
 import { fetchBytes, put } from '../helpers/e2e.js';
+import { type Faults, withFaults } from '../helpers/faults.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { tusFetch, tusJsUpload, tusMetadata } from '../helpers/tus.js';
 
@@ -426,5 +428,54 @@ describe('tus expiration', () => {
     expect((await s.landedFiles()).filter((f) => f.includes(idOf(url)))).toEqual([]);
     const tenantId = (await s.core.tenants.byName('main')).id;
     expect(await s.core.deps.resumables.getResumable(tenantId, idOf(url))).toBeNull();
+  });
+});
+
+describe('tus: the last PATCH turning the bytes into the artifact', () => {
+  let s: TestServer;
+  let blobs: Faults<BlobStore>;
+  beforeAll(async () => {
+    s = await startTestServer({
+      wrapAdapters: (real) => {
+        blobs = withFaults(real.blobs);
+        return { ...real, blobs: blobs.target };
+      },
+    });
+  });
+  afterAll(async () => s.close());
+
+  const start = async (length: number) => {
+    const res = await tusFetch(`${s.apiUrl}/v1/uploads/tus`, s.apiKey, 'POST', {
+      'Upload-Length': String(length),
+      'Upload-Metadata': tusMetadata({ filename: 'last.bin' }),
+    });
+    return res.headers.get('location') ?? '';
+  };
+  const send = (url: string, body: Buffer) =>
+    tusFetch(url, s.apiKey, 'PATCH', { 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': '0' }, body);
+
+  it('a HEAD while it runs waits for it: a full offset always means the artifact exists', async () => {
+    const url = await start(10);
+    blobs.delayNext('stageLanded', 1500);
+    const last = send(url, Buffer.alloc(10, 7));
+    // The PATCH holds the upload once its bytes are recorded; the HEAD comes while it finishes.
+    await new Promise((r) => setTimeout(r, 500));
+    const head = await tusFetch(url, s.apiKey, 'HEAD');
+    expect(head.headers.get('upload-offset')).toBe('10');
+    expect((await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${idOf(url)}`)).status).toBe(200);
+    expect((await last).status).toBe(204);
+  });
+
+  it('a HEAD finishes an upload whose last PATCH failed at the end', async () => {
+    const url = await start(10);
+    blobs.failNext('stageLanded');
+    expect((await send(url, Buffer.alloc(10, 8))).status).toBe(500);
+    expect((await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${idOf(url)}`)).status).toBe(404);
+    const head = await tusFetch(url, s.apiKey, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers.get('upload-offset')).toBe('10');
+    expect((await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${idOf(url)}`)).json.content_hash).toBe(
+      sha(Buffer.alloc(10, 8)),
+    );
   });
 });
