@@ -34,7 +34,7 @@ function droppingBlobs(real: BlobStore): BlobStore {
     delete: (key) => real.delete(key),
     land: (key, source, maxBytes) => real.land(key, source, maxBytes),
     readLanded: (key) => real.readLanded(key),
-    stageLanded: (key, maxBytes) => real.stageLanded(key, maxBytes),
+    stageLanded: (key, maxBytes, landed) => real.stageLanded(key, maxBytes, landed),
     dropLanded: (key) => real.dropLanded(key),
     sweepLandings: (before) => real.sweepLandings(before),
   };

@@ -1,6 +1,7 @@
 import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LandResult } from '../ports/blob-store.js';
 import type { ResumableRow, ResumableSegment } from '../ports/resumable-upload-store.js';
 import type { CoreDeps } from './context.js';
 import { CairnError, invalid, unavailable } from './errors.js';
@@ -225,10 +226,13 @@ export class ResumableUploadService {
         );
       }
       let current = row;
-      if (row.offsetBytes < row.lengthBytes) current = await this.landPiece(row, owner, source, checksum);
+      let landed: LandResult | undefined;
+      if (row.offsetBytes < row.lengthBytes)
+        ({ row: current, landed } = await this.landPiece(row, owner, source, checksum));
       else source.resume();
-      if (current.offsetBytes === current.lengthBytes) return this.finish(current);
-      return toState(current);
+      if (current.offsetBytes !== current.lengthBytes) return toState(current);
+      // One PATCH carried the whole upload (the common case): its hash is known already.
+      return this.finish(current, current.segments.length === 1 ? landed : undefined);
     });
   }
 
@@ -279,7 +283,7 @@ export class ResumableUploadService {
     owner: string,
     source: Readable,
     checksum: Checksum | null,
-  ): Promise<ResumableRow> {
+  ): Promise<{ row: ResumableRow; landed?: LandResult }> {
     const { blobs, resumables } = this.deps;
     const landingKey = `uploads/${row.tenantId}/${row.id}.${row.offsetBytes}.${randomBytes(8).toString('hex')}`;
     const hash = checksum ? createHash(checksum.algorithm) : null;
@@ -291,7 +295,7 @@ export class ResumableUploadService {
       const matches = landed.complete && hash.digest('base64') === checksum.digest;
       if (!matches) {
         await this.dropPieces([piece]);
-        if (!landed.complete) return row;
+        if (!landed.complete) return { row };
         throw new CairnError(
           'checksum_mismatch',
           `The body does not match its Upload-Checksum (${checksum.algorithm}); nothing of it was kept.`,
@@ -300,7 +304,7 @@ export class ResumableUploadService {
     }
     if (landed.sizeBytes === 0) {
       await this.dropPieces([piece]);
-      return row;
+      return { row };
     }
     if (!(await resumables.appendResumable(row.id, owner, row.offsetBytes, piece))) {
       await this.dropPieces([piece]);
@@ -308,22 +312,26 @@ export class ResumableUploadService {
         'The upload changed while this PATCH ran (terminated, expired or taken over); HEAD it and retry.',
       );
     }
-    return { ...row, offsetBytes: row.offsetBytes + piece.sizeBytes, segments: [...row.segments, piece] };
+    return {
+      row: { ...row, offsetBytes: row.offsetBytes + piece.sizeBytes, segments: [...row.segments, piece] },
+      landed,
+    };
   }
 
   /**
-   * Every byte is in: the pieces become one blob (hashed, deduplicated, committed), the artifact
+   * Every byte is in: the pieces become one blob (hashed, deduplicated, committed; a single piece
+   * this request landed is not read again, `onlyPiece` has its hash), the artifact
    * becomes active, and the upload's row and pieces go. Safe to run again after a failure at any
    * step: the pieces stay until the artifact is active.
    */
-  private async finish(row: ResumableRow): Promise<ResumableState> {
+  private async finish(row: ResumableRow, onlyPiece?: LandResult): Promise<ResumableState> {
     const { store, blobs, resumables } = this.deps;
     let artifact = await store.getArtifact(row.tenantId, row.id);
     if (artifact?.status === 'pending' && artifact.contentHash === '') {
       const [only] = row.segments;
       const staged =
         row.segments.length === 1 && only
-          ? await blobs.stageLanded(only.landingKey, row.lengthBytes)
+          ? await blobs.stageLanded(only.landingKey, row.lengthBytes, onlyPiece)
           : await blobs.stage(Readable.from(this.readPieces(row.segments)), row.lengthBytes);
       if (!staged) throw new Error(`The piece of upload ${row.id} is missing from the blob store.`);
       await fillPending(this.deps, this.uploads, artifact, staged, 'Upload-Length');

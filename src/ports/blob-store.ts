@@ -8,6 +8,15 @@ export interface StagedBlob {
   readonly sha256: string;
 }
 
+/** What `land` kept: its size and hash, and whether the source delivered everything. */
+export interface LandResult {
+  sizeBytes: number;
+  /** False when the source failed part-way (what arrived is kept). */
+  complete: boolean;
+  /** Lowercase hex SHA-256 of the bytes kept. */
+  sha256: string;
+}
+
 export interface ByteRange {
   /** First byte, inclusive. */
   start: number;
@@ -71,16 +80,18 @@ export interface BlobStore {
    * Rejects with `CairnError('file_too_large')` past `maxBytes`, and on a storage failure,
    * keeping nothing. Memory use does not grow with the size of the stream.
    */
-  land(landingKey: string, source: Readable, maxBytes: number): Promise<{ sizeBytes: number; complete: boolean }>;
+  land(landingKey: string, source: Readable, maxBytes: number): Promise<LandResult>;
   /** Streams a landing object; rejects if there is none. */
   readLanded(landingKey: string): Promise<Readable>;
   /**
    * Hashes and counts a landing object (rejecting with `file_too_large` past `maxBytes`, as
    * `stage` does) and returns it as staged bytes for `commit`; null when there is no such object.
-   * The landing object is NOT removed: a completion that fails after this must be able to run
-   * again. `discard` of the result never touches the landing object.
+   * `landed` is what this process's own `land` of that object returned: its size and hash are then
+   * taken as they are, without reading the object again. The landing object is NOT removed: a
+   * completion that fails after this must be able to run again. `discard` of the result never
+   * touches the landing object.
    */
-  stageLanded(landingKey: string, maxBytes: number): Promise<StagedBlob | null>;
+  stageLanded(landingKey: string, maxBytes: number, landed?: LandResult): Promise<StagedBlob | null>;
   /** Removes a landing object; no error when it is already gone. */
   dropLanded(landingKey: string): Promise<void>;
   /** Removes landing objects last written before `landedBefore` (ms): what abandoned uploads left. Returns how many. */

@@ -189,7 +189,7 @@ export function blobStoreContract(
           const t = tenant();
           const data = randomBytes(size);
           const key = landing(t, `art_${randomBytes(8).toString('hex')}.0.0123456789abcdef`);
-          expect(await store.land(key, Readable.from([data]), size)).toEqual({ sizeBytes: size, complete: true });
+          expect(await store.land(key, Readable.from([data]), size)).toMatchObject({ sizeBytes: size, complete: true });
           expect(sha(await readAll(await store.readLanded(key)))).toBe(sha(data));
           const staged = await store.stageLanded(key, size);
           expect(staged).toMatchObject({ sizeBytes: size, sha256: sha(data) });
@@ -205,10 +205,32 @@ export function blobStoreContract(
         }
       });
 
+      it('returns the size and hash of what it landed, and stages it from them without reading it again', async () => {
+        for (const size of [10, 1024 * 1024 + 1]) {
+          const t = tenant();
+          const data = randomBytes(size);
+          const key = landing(t);
+          const landed = await store.land(key, Readable.from([data]), size);
+          expect(landed).toEqual({ sizeBytes: size, complete: true, sha256: sha(data) });
+          const staged = await store.stageLanded(key, size, landed);
+          expect(staged).toMatchObject({ sizeBytes: size, sha256: sha(data) });
+          await store.commit(staged!, `${t}/${sha(data)}`);
+          await store.discard(staged!);
+          expect(sha(await readAll(await store.read(`${t}/${sha(data)}`)))).toBe(sha(data));
+          // A result that does not describe the object (another size) finds nothing to stage.
+          expect(await store.stageLanded(key, size + 1, { ...landed, sizeBytes: size + 1 })).toBeNull();
+          await expect(store.stageLanded(key, size - 1, landed)).rejects.toMatchObject({ code: 'file_too_large' });
+        }
+      });
+
       it('keeps what arrived when the source fails part-way', async () => {
         const key = landing(tenant());
         const good = randomBytes(300_000);
-        expect(await store.land(key, cutOff(good), 10_000_000)).toEqual({ sizeBytes: good.length, complete: false });
+        expect(await store.land(key, cutOff(good), 10_000_000)).toEqual({
+          sizeBytes: good.length,
+          complete: false,
+          sha256: sha(good),
+        });
         expect(sha(await readAll(await store.readLanded(key)))).toBe(sha(good));
       });
 

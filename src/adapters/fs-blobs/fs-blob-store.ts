@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CairnError } from '../../core/errors.js';
-import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob-store.js';
+import type { BlobStore, ByteRange, LandResult, StagedBlob } from '../../ports/blob-store.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { BufferShelf } from './buffer-shelf.js';
 import { DurableFileSink } from './durable-file-sink.js';
@@ -48,7 +48,10 @@ export class FsBlobStore implements BlobStore {
   constructor(opts: { root: string; staging?: StagingAreaOptions }) {
     this.root = path.resolve(opts.root);
     this.staging = new StagingArea(path.join(this.root, '.staging'), opts.staging);
-    this.landings = new LandingFiles(path.join(this.root, '.landing'));
+    this.landings = new LandingFiles(
+      path.join(this.root, '.landing'),
+      (handle) => new DurableFileSink(handle, SYNC_EVERY, WRITE_BUFFER, this.writeBuffers),
+    );
   }
 
   async init(): Promise<void> {
@@ -207,7 +210,7 @@ export class FsBlobStore implements BlobStore {
     });
   }
 
-  land(landingKey: string, source: Readable, maxBytes: number): Promise<{ sizeBytes: number; complete: boolean }> {
+  land(landingKey: string, source: Readable, maxBytes: number): Promise<LandResult> {
     return this.landings.land(landingKey, source, maxBytes);
   }
 
@@ -216,24 +219,26 @@ export class FsBlobStore implements BlobStore {
   }
 
   /**
-   * Reads the landing file once to hash it. A small one is then held in memory, as `stage` holds
-   * small uploads; a larger one gets a second name in this process's staging folder, which
-   * `commit` renames into place while the landing file stays for a retry.
+   * Reads the landing file once to hash it (a larger one not at all when `landed` gives its hash).
+   * A small one is then held in memory, as `stage` holds small uploads; a larger one gets a second
+   * name in this process's staging folder, which `commit` renames into place while the landing
+   * file stays for a retry.
    */
-  async stageLanded(landingKey: string, maxBytes: number): Promise<StagedBlob | null> {
+  async stageLanded(landingKey: string, maxBytes: number, landed?: LandResult): Promise<StagedBlob | null> {
     const stagingId = randomBytes(16).toString('hex');
     const size = await this.landings.size(landingKey);
     if (size === null) return null;
     if (size <= SMALL_BLOB_BYTES) {
       const bytes = await this.landings.bytes(landingKey);
-      if (bytes === null) return null;
+      if (bytes === null || (landed && landed.sizeBytes !== bytes.length)) return null;
       if (bytes.length > maxBytes) throw tooLarge(maxBytes);
       this.held.set(stagingId, bytes);
-      return { stagingId, sizeBytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+      const sha256 = landed?.sha256 ?? createHash('sha256').update(bytes).digest('hex');
+      return { stagingId, sizeBytes: bytes.length, sha256 };
     }
     const into = this.stagingPath(stagingId);
     await this.staging.ensure();
-    const hashed = await this.landings.hashAndLink(landingKey, maxBytes, into);
+    const hashed = await this.landings.hashAndLink(landingKey, maxBytes, into, landed);
     return hashed && { stagingId, ...hashed };
   }
 

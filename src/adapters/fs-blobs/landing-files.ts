@@ -1,9 +1,11 @@
+import { once } from 'node:events';
 import { createReadStream, type Dirent } from 'node:fs';
-import { link, mkdir, open, readdir, readFile, rm, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, readdir, readFile, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
-import { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { type Readable, Writable } from 'node:stream';
+import { finished, pipeline } from 'node:stream/promises';
+import { CairnError } from '../../core/errors.js';
+import type { LandResult } from '../../ports/blob-store.js';
 import { checkLandingKey } from '../shared/landing-key.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { feedLanding } from '../streams/land-stream.js';
@@ -14,30 +16,34 @@ import { feedLanding } from '../streams/land-stream.js';
  * commit's rename moves the link and the landing file stays until it is dropped.
  */
 export class LandingFiles {
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    /** The blob store's durable sink for a new file (large buffered writes, write-back as it goes, an fsync at the end). */
+    private readonly sinkOf: (handle: FileHandle) => Writable,
+  ) {}
 
   private fileOf(landingKey: string): string {
     const [, tenant, name] = checkLandingKey(landingKey).split('/');
     return path.join(this.root, tenant!, name!);
   }
 
-  async land(
-    landingKey: string,
-    source: Readable,
-    maxBytes: number,
-  ): Promise<{ sizeBytes: number; complete: boolean }> {
+  /** What the core records as received then survives a crash of the machine, not only of Cairn. */
+  async land(landingKey: string, source: Readable, maxBytes: number): Promise<LandResult> {
     const file = this.fileOf(landingKey);
     await mkdir(path.dirname(file), { recursive: true });
     const handle = await open(file, 'wx');
+    const sink = this.sinkOf(handle);
     try {
       const landed = await feedLanding(source, maxBytes, async (chunk) => {
-        await handle.write(chunk);
+        // `once` rejects if the sink fails (a disk error) while this waits.
+        if (!sink.write(chunk)) await once(sink, 'drain');
       });
-      // What the core records as received must survive a crash of the machine, not only of Cairn.
-      await handle.sync();
+      sink.end();
+      await finished(sink);
       await handle.close();
       return landed;
     } catch (err) {
+      sink.destroy();
       await handle.close().catch(() => {});
       await rm(file, { force: true });
       throw err;
@@ -49,28 +55,40 @@ export class LandingFiles {
     return createReadStream('', { fd: handle, highWaterMark: 1024 * 1024 });
   }
 
-  /** Hashes the file; then `into` (a path in this process's staging folder) becomes a second name of it. */
+  /**
+   * Hashes the file (unless `landed` already says its size and hash); then `into` (a path in this
+   * process's staging folder) becomes a second name of it.
+   */
   async hashAndLink(
     landingKey: string,
     maxBytes: number,
     into: string,
+    landed?: LandResult,
   ): Promise<{ sizeBytes: number; sha256: string } | null> {
     const file = this.fileOf(landingKey);
-    let handle: Awaited<ReturnType<typeof open>>;
-    try {
-      handle = await open(file, 'r');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw err;
+    let hashed: { sizeBytes: number; sha256: string };
+    if (landed) {
+      if ((await this.size(landingKey)) !== landed.sizeBytes) return null;
+      if (landed.sizeBytes > maxBytes) throw tooLarge(maxBytes);
+      hashed = { sizeBytes: landed.sizeBytes, sha256: landed.sha256 };
+    } else {
+      let handle: FileHandle;
+      try {
+        handle = await open(file, 'r');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw err;
+      }
+      const counter = new HashCounter(maxBytes);
+      await pipeline(
+        createReadStream('', { fd: handle, highWaterMark: 1024 * 1024 }),
+        counter,
+        new Writable({ write: (_chunk, _enc, done) => done() }),
+      );
+      hashed = { sizeBytes: counter.bytes, sha256: await counter.digest() };
     }
-    const counter = new HashCounter(maxBytes);
-    await pipeline(
-      createReadStream('', { fd: handle, highWaterMark: 1024 * 1024 }),
-      counter,
-      new Writable({ write: (_chunk, _enc, done) => done() }),
-    );
     await link(file, into);
-    return { sizeBytes: counter.bytes, sha256: await counter.digest() };
+    return hashed;
   }
 
   /** The whole file, for landing objects small enough to be kept in memory until their commit. */
@@ -98,7 +116,7 @@ export class LandingFiles {
     });
   }
 
-  /** Removes files last written before `landedBefore` (ms), and tenant folders left empty. */
+  /** Removes files last written before `landedBefore` (ms); returns how many. */
   async sweep(landedBefore: number): Promise<number> {
     let removed = 0;
     for (const tenant of await entries(this.root)) {
@@ -119,6 +137,9 @@ export class LandingFiles {
     return removed;
   }
 }
+
+const tooLarge = (maxBytes: number) =>
+  new CairnError('file_too_large', `Content is larger than the limit of ${maxBytes} bytes.`);
 
 async function entries(dir: string): Promise<Dirent[]> {
   try {

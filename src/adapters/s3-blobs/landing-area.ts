@@ -2,10 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { StagedBlob } from '../../ports/blob-store.js';
+import { CairnError } from '../../core/errors.js';
+import type { LandResult, StagedBlob } from '../../ports/blob-store.js';
 import { checkLandingKey } from '../shared/landing-key.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { feedLanding } from '../streams/land-stream.js';
@@ -44,12 +51,7 @@ export class LandingArea {
    * Streams a piece of a resumable upload to its object (multipart for large ones, bounded
    * memory). A source that fails part-way ends the object with what arrived, which is kept.
    */
-  async land(
-    landingKey: string,
-    source: Readable,
-    maxBytes: number,
-    partSize: number,
-  ): Promise<{ sizeBytes: number; complete: boolean }> {
+  async land(landingKey: string, source: Readable, maxBytes: number, partSize: number): Promise<LandResult> {
     const Key = this.objectKey(landingKey);
     const body = new PassThrough({ highWaterMark: 1024 * 1024 });
     const upload = new Upload({
@@ -100,9 +102,13 @@ export class LandingArea {
     return { url, headers: { 'Content-Length': String(sizeBytes) } };
   }
 
-  /** Reads the landed object once, hashing and counting it; null when nothing has landed. */
-  async hash(landingKey: string, maxBytes: number): Promise<LandedBlob | null> {
+  /**
+   * Reads the landed object once, hashing and counting it; null when nothing has landed. When
+   * this process landed it (`landed`), its size and hash are known: only its ETag is asked for.
+   */
+  async hash(landingKey: string, maxBytes: number, landed?: LandResult): Promise<LandedBlob | null> {
     const objectKey = this.objectKey(landingKey);
+    if (landed) return this.known(objectKey, maxBytes, landed);
     let body: Readable;
     let etag: string | undefined;
     try {
@@ -125,6 +131,26 @@ export class LandingArea {
       sizeBytes: counter.bytes,
       sha256: await counter.digest(),
       landed: { objectKey, etag },
+    };
+  }
+
+  private async known(objectKey: string, maxBytes: number, landed: LandResult): Promise<LandedBlob | null> {
+    let head: { ContentLength?: number | undefined; ETag?: string | undefined };
+    try {
+      head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+    if (head.ContentLength !== landed.sizeBytes) return null;
+    if (landed.sizeBytes > maxBytes) {
+      throw new CairnError('file_too_large', `Content is larger than the limit of ${maxBytes} bytes.`);
+    }
+    return {
+      stagingId: randomBytes(16).toString('hex'),
+      sizeBytes: landed.sizeBytes,
+      sha256: landed.sha256,
+      landed: { objectKey, etag: head.ETag },
     };
   }
 

@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { BlobStore, ByteRange, StagedBlob } from '../../ports/blob-store.js';
+import type { BlobStore, ByteRange, LandResult, StagedBlob } from '../../ports/blob-store.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { attachmentDisposition } from './content-disposition.js';
 import { isLanded, LandingArea } from './landing-area.js';
@@ -261,11 +261,11 @@ export class S3BlobStore implements BlobStore {
    * Hashes what a client PUT to `landingKey`, reading it once (bytes from the client are never
    * trusted unread); `commit` then has S3 copy it, and the landing object stays for a retry.
    */
-  stageLanded(landingKey: string, maxBytes: number): Promise<StagedBlob | null> {
-    return this.landings.hash(landingKey, maxBytes);
+  stageLanded(landingKey: string, maxBytes: number, landed?: LandResult): Promise<StagedBlob | null> {
+    return this.landings.hash(landingKey, maxBytes, landed);
   }
 
-  land(landingKey: string, source: Readable, maxBytes: number): Promise<{ sizeBytes: number; complete: boolean }> {
+  land(landingKey: string, source: Readable, maxBytes: number): Promise<LandResult> {
     return this.landings.land(landingKey, source, maxBytes, this.partSize);
   }
 
