@@ -15,9 +15,10 @@ export const RESUMABLE_RETENTION_MS = PENDING_RETENTION_MS;
 /**
  * How long a PATCH holds its upload, renewed while its bytes flow. A request on an instance that
  * died keeps the upload for at most this long; clients are told to retry 409s after a HEAD.
+ * Short enough for tus-js-client's default retries (0, 1, 3 and 5 s) to outlast it.
  */
-export const LEASE_MS = 15_000;
-const RENEW_EVERY_MS = 5_000;
+export const LEASE_MS = 8_000;
+const RENEW_EVERY_MS = 2_000;
 
 /** The digests `Upload-Checksum` may carry (tus checksum extension). */
 export const CHECKSUM_ALGORITHMS = ['sha1', 'sha256'] as const;

@@ -69,6 +69,48 @@ async function nothingKept(): Promise<void> {
 }
 
 describe('an upload whose body stalls', () => {
+  it('a tus PATCH: the connection is closed after the idle time, and what arrived is kept to resume from', async () => {
+    const created = await fetch(`${s.apiUrl}/v1/uploads/tus`, {
+      method: 'POST',
+      headers: {
+        ...auth(),
+        'Tus-Resumable': '1.0.0',
+        'Upload-Length': String(8 << 20),
+        'Upload-Metadata': `filename ${Buffer.from('stall.bin').toString('base64')}`,
+      },
+    });
+    expect(created.status).toBe(201);
+    const path = new URL(created.headers.get('location') ?? '').pathname;
+    const conn = await connect(s.apiUrl);
+    conn.write(
+      head(
+        'PATCH',
+        path,
+        {
+          ...auth(),
+          'Tus-Resumable': '1.0.0',
+          'Content-Type': 'application/offset+octet-stream',
+          'Upload-Offset': '0',
+        },
+        8 << 20,
+      ),
+    );
+    conn.write(Buffer.alloc(2 << 20, 0x62));
+    const after = await closedWithin(conn, 8000);
+    expect(after).toBeGreaterThanOrEqual(IDLE_S * 1000 - 100);
+    await eventually(
+      async () => {
+        const res = await fetch(`${s.apiUrl}${path}`, {
+          method: 'HEAD',
+          headers: { ...auth(), 'Tus-Resumable': '1.0.0' },
+        });
+        return res.headers.get('upload-offset') === String(2 << 20);
+      },
+      5000,
+      'the stalled PATCH recorded',
+    );
+  });
+
   it('multipart: the connection is closed after the idle time and nothing is staged or stored', async () => {
     const conn = await connect(s.apiUrl);
     const body = 8 << 20;

@@ -99,6 +99,25 @@ describe('storage quota', () => {
     expect((await api(s.apiUrl, key, 'GET', '/v1/artifacts')).json.artifacts).toHaveLength(listBefore.length + 1);
   });
 
+  it('a resumable upload is refused at creation, before any byte, when its Upload-Length would pass the limit', async () => {
+    clock.set(Date.UTC(2026, 10, 2, 0, 30, 0));
+    const { key } = await fillStorage('storage-tus', 1000);
+    const create = (length: number) =>
+      fetch(`${s.apiUrl}/v1/uploads/tus`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${key}`,
+          'Tus-Resumable': '1.0.0',
+          'Upload-Length': String(length),
+          'Upload-Metadata': `filename ${Buffer.from('big.bin').toString('base64')}`,
+        },
+      });
+    const refused = await create(1001);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: { code: 'quota_exceeded', upgrade_url: expect.any(String) } });
+    expect((await create(1000)).status).toBe(201);
+  });
+
   it('JSON uploads: exactly up to the limit passes, one byte more is refused and stores nothing', async () => {
     clock.set(Date.UTC(2026, 10, 2, 1, 0, 0));
     const { key } = await fillStorage('storage-json', 1000);

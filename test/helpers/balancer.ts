@@ -8,6 +8,8 @@ import net from 'node:net';
 export class Balancer {
   url = '';
   cuts = 0;
+  /** The port each connection went to, in order. */
+  readonly connections: number[] = [];
   private server!: net.Server;
   private target = 0;
   private cutAt: number | null = null;
@@ -41,6 +43,7 @@ export class Balancer {
 
   private connect(client: net.Socket): void {
     const upstream = net.connect(this.target, '127.0.0.1');
+    this.connections.push(this.target);
     this.sockets.add(client).add(upstream);
     let sent = 0;
     const drop = () => {
