@@ -1,12 +1,12 @@
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { type GetTarget, getLoad, smallUploadLoad } from './api-load.js';
 import { settle, writeRandomFile } from './big-files.js';
 import type { CairnChildInfo } from './cairn-child.js';
 import { newGetTargets, startCairn } from './engine-run.js';
 import type { BenchChild } from './ipc.js';
-import { apiCall, download, mbPerSec, putFile, uploadMultipart } from './transfer.js';
+import { apiCall, download, mbPerSec, uploadMultipart } from './transfer.js';
+import { type UploadFlow, uploadFlow } from './upload-flows.js';
 
 /**
  * `npm run bench -- --ab <dir> [--a <dir>]`: this checkout's build, or the one `--a` names (A),
@@ -18,7 +18,7 @@ import { apiCall, download, mbPerSec, putFile, uploadMultipart } from './transfe
 
 const MIB = 1024 * 1024;
 
-export const AB_FIGURES = ['presigned', 'multipart', 'download', 'get', 'small'] as const;
+export const AB_FIGURES = ['presigned', 'tus', 'multipart', 'download', 'get', 'small'] as const;
 export type AbFigure = (typeof AB_FIGURES)[number];
 
 export interface AbSettings {
@@ -44,6 +44,7 @@ interface Side {
 
 const UNITS: Record<AbFigure, string> = {
   presigned: 'MB/s',
+  tus: 'MB/s',
   multipart: 'MB/s',
   download: 'MB/s',
   get: 'req/s',
@@ -63,33 +64,25 @@ async function freshen(file: string, run: number): Promise<void> {
   }
 }
 
-interface Rec {
-  artifact_id: string;
-}
-
-async function presigned(side: Side, file: string, bytes: number): Promise<{ rate: number; id: string }> {
-  const api = side.cairn.info.apiUrl;
-  const t = performance.now();
-  const ticket = await apiCall<{ artifact_id: string; upload_url: string; upload_headers: Record<string, string> }>(
-    api,
-    side.key,
-    'POST',
-    '/v1/artifacts/upload-url',
-    { filename: 'big.bin', size_bytes: bytes },
-  );
-  const put = await putFile(ticket.upload_url, file, bytes, ticket.upload_headers);
-  if (put.value.status !== 200) throw new Error(`presigned PUT → ${put.value.status}: ${put.value.body}`);
-  const rec = await apiCall<Rec>(api, side.key, 'POST', `/v1/artifacts/${ticket.artifact_id}/complete`);
-  return { rate: mbPerSec(bytes, performance.now() - t), id: rec.artifact_id };
+/** One upload of the file through `flow` (upload-flows.ts): its rate and its artifact. */
+async function upload(
+  flow: UploadFlow,
+  side: Side,
+  file: string,
+  bytes: number,
+): Promise<{ rate: number; id: string }> {
+  const up = await uploadFlow(flow, { apiUrl: side.cairn.info.apiUrl, key: side.key, file, bytes });
+  return { rate: mbPerSec(bytes, up.ms), id: up.artifactId };
 }
 
 async function measure(figure: AbFigure, side: Side, s: AbSettings, file: string, run: number): Promise<number> {
   const api = side.cairn.info.apiUrl;
   switch (figure) {
-    case 'presigned': {
+    case 'presigned':
+    case 'tus': {
       await freshen(file, run);
       await settle({ file, bytes: s.bytes });
-      return (await presigned(side, file, s.bytes)).rate;
+      return (await upload(figure, side, file, s.bytes)).rate;
     }
     case 'multipart': {
       await freshen(file, run);
@@ -101,7 +94,7 @@ async function measure(figure: AbFigure, side: Side, s: AbSettings, file: string
     case 'download': {
       if (!side.big) {
         await freshen(file, run);
-        side.big = (await presigned(side, file, s.bytes)).id;
+        side.big = (await upload('presigned', side, file, s.bytes)).id;
       }
       await settle({ file, bytes: s.bytes });
       const { download_url } = await apiCall<{ download_url: string }>(

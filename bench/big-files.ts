@@ -10,6 +10,7 @@ import type { CairnChildInfo } from './cairn-child.js';
 import { type BenchChild, childEnv, startChild } from './ipc.js';
 import { mb, mbs, type ResultRow, ratio } from './report.js';
 import { apiCall, download, mbPerSec, putFile, uploadMultipart } from './transfer.js';
+import { type FlowResult, stepsLabel, type UploadFlow, uploadFlow } from './upload-flows.js';
 import { type TransferUsage, usagePerGiB, withUsage } from './usage.js';
 
 const run = promisify(execFile);
@@ -108,11 +109,6 @@ async function cpBaseline(ctx: BigFileContext): Promise<{ cached: number; durabl
   return best;
 }
 
-interface Ticket {
-  artifact_id: string;
-  upload_url: string;
-  upload_headers: Record<string, string>;
-}
 interface Rec {
   artifact_id: string;
   content_hash: string;
@@ -121,28 +117,27 @@ interface Rec {
 interface Rss {
   growthBytes: number;
 }
+type Upload = { rate: number; rss: Rss; record: Rec; usage: TransferUsage; steps: FlowResult['steps'] };
 
-async function presignedUpload(
-  ctx: BigFileContext,
-): Promise<{ rate: number; rss: Rss; record: Rec; usage: TransferUsage }> {
+/**
+ * One upload of the file through `flow` (see upload-flows.ts), timed as the client sees it, with
+ * what it cost the server; then, untimed, the artifact's record (so an upload that did not make
+ * an active artifact fails the bench).
+ */
+async function cairnUpload(ctx: BigFileContext, flow: UploadFlow): Promise<Upload> {
   const { apiUrl } = ctx.cairn.info;
   await ctx.cairn.call('rss-reset');
   await settle(ctx);
-  const t = performance.now();
-  const { value: record, usage } = await withUsage(ctx.cairn, async () => {
-    const ticket = await apiCall<Ticket>(apiUrl, ctx.key, 'POST', '/v1/artifacts/upload-url', {
-      filename: 'big.bin',
-      size_bytes: ctx.bytes,
-    });
-    const put = await putFile(ticket.upload_url, ctx.file, ctx.bytes, ticket.upload_headers);
-    if (put.value.status !== 200) throw new Error(`presigned PUT → ${put.value.status}: ${put.value.body}`);
-    return apiCall<Rec>(apiUrl, ctx.key, 'POST', `/v1/artifacts/${ticket.artifact_id}/complete`);
-  });
-  const rate = mbPerSec(ctx.bytes, performance.now() - t);
-  return { rate, rss: await ctx.cairn.call<Rss>('rss-peak'), record, usage };
+  const { value: up, usage } = await withUsage(ctx.cairn, () =>
+    uploadFlow(flow, { apiUrl, key: ctx.key, file: ctx.file, bytes: ctx.bytes }),
+  );
+  const rss = await ctx.cairn.call<Rss>('rss-peak');
+  const record = await apiCall<Rec>(apiUrl, ctx.key, 'GET', `/v1/artifacts/${up.artifactId}`);
+  if (record.size_bytes !== ctx.bytes) throw new Error(`${flow} upload: ${record.size_bytes} bytes stored`);
+  return { rate: mbPerSec(ctx.bytes, up.ms), rss, record, usage, steps: up.steps };
 }
 
-async function multipart(ctx: BigFileContext): Promise<{ rate: number; rss: Rss; record: Rec; usage: TransferUsage }> {
+async function multipart(ctx: BigFileContext): Promise<Omit<Upload, 'steps'>> {
   await ctx.cairn.call('rss-reset');
   await settle(ctx);
   const { value: up, usage } = await withUsage(ctx.cairn, () =>
@@ -242,28 +237,36 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
   const cp = await cpBaseline(ctx);
   each('cp + fsync (best of two)', cp.durable);
   // Each upload runs twice, like the cp baseline (best of two). A second upload of the same bytes
-  // does the same work (received, hashed, written and fsynced to staging) and then finds the blob
-  // (its staged copy is removed after the answer).
-  // Cairn's presigned upload and s3rver's PUT alternate, best of two each, so that neither meets
-  // the disk right after the other's file deletions (this disk discards freed blocks) more often.
-  log(`presigned upload of ${size}, alternating with s3rver PUTs (twice each)`);
+  // does the same work (received, hashed, written and fsynced) and then finds the blob (its
+  // staged copy is removed after the answer). Only the first presigned run stores a new blob.
+  // Cairn's presigned upload, its tus upload and s3rver's PUT take turns, best of two each, so
+  // that none meets the disk right after another's file deletions (this disk discards freed
+  // blocks) more often; presigned and tus swap places in the second round.
+  log(`presigned and tus uploads of ${size}, taking turns with s3rver PUTs (twice each)`);
   const s3child = await startChild<BaselineInfo>('baseline-child.js', ['s3rver'], childEnv({}));
-  let pre: Awaited<ReturnType<typeof presignedUpload>>;
-  let s3: number;
+  const runs: Record<UploadFlow, Upload[]> = { presigned: [], tus: [] };
+  const s3runs: number[] = [];
   try {
-    const first = await presignedUpload(ctx);
-    each('presigned', first.rate, first.usage);
-    const s3first = await s3rverPut(ctx, s3child);
-    each('s3rver', s3first);
-    const second = await presignedUpload(ctx);
-    each('presigned, the same bytes again', second.rate, second.usage);
-    pre = bestOf(first, second);
-    const s3second = await s3rverPut(ctx, s3child);
-    each('s3rver', s3second);
-    s3 = Math.max(s3first, s3second);
+    for (const order of [
+      ['presigned', 'tus'],
+      ['tus', 'presigned'],
+    ] as const) {
+      for (const flow of order) {
+        const up = await cairnUpload(ctx, flow);
+        each(flow, up.rate, up.usage);
+        log(`    ${stepsLabel(up.steps)}`);
+        runs[flow].push(up);
+      }
+      s3runs.push(await s3rverPut(ctx, s3child));
+      each('s3rver', s3runs.at(-1)!);
+    }
   } finally {
     await s3child.stop();
   }
+  const pre = runs.presigned.reduce(bestOf);
+  const tus = runs.tus.reduce(bestOf);
+  if (tus.record.content_hash !== pre.record.content_hash) throw new Error('tus and presigned: hashes differ');
+  const s3 = Math.max(...s3runs);
   log(`the same PUT to a server that only hashes it (twice)`);
   const hashRuns = await hashOnlyPut(ctx);
   for (const r of hashRuns) each('hash only', r.rate, r.usage);
@@ -293,6 +296,14 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
       pass: pre.rate / s3 >= 1.3,
     },
     {
+      name: `upload ${size}, tus (POST + one PATCH of the whole file)`,
+      cairn: mbs(tus.rate),
+      baseline: `presigned PUT ${mbs(pre.rate)}`,
+      figure: ratio(tus.rate / pre.rate),
+      target: '≥ 0.8× of presigned',
+      pass: tus.rate / pre.rate >= 0.8,
+    },
+    {
       name: `upload ${partSize}, multipart (limit 500 MB)`,
       cairn: mbs(part.rate),
       baseline: `s3rver PUT ${mbs(s3)} (${size})`,
@@ -310,7 +321,7 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
     },
     {
       name: `upload ${size}, for scale: CPU per GiB (the faster run of each)`,
-      cairn: `presigned: ${usagePerGiB(pre.usage, ctx.bytes)}`,
+      cairn: `presigned: ${usagePerGiB(pre.usage, ctx.bytes)}; tus: ${usagePerGiB(tus.usage, ctx.bytes)}`,
       baseline: `hash only: ${usagePerGiB(hashOnly.usage, ctx.bytes)}`,
       figure: ratio(hashOnly.usage.serverCpuS / pre.usage.serverCpuS),
       target: '',
@@ -323,6 +334,14 @@ export async function bigFileBench(ctx: BigFileContext, log: (s: string) => void
       figure: mb(pre.rss.growthBytes),
       target: memTarget,
       pass: memOk(pre.rss),
+    },
+    {
+      name: `server RSS growth, ${size} tus upload`,
+      cairn: mb(tus.rss.growthBytes),
+      baseline: '',
+      figure: mb(tus.rss.growthBytes),
+      target: memTarget,
+      pass: memOk(tus.rss),
     },
     {
       name: `server RSS growth, ${partSize} multipart upload`,

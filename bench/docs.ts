@@ -37,7 +37,10 @@ ${markdownTable(rows)}
   run on every call) so throughput figures measure the server, not the plan's 100 requests/s.
 - **Large uploads.** A 1 GiB random file goes through the presigned flow (upload-url, PUT,
   complete) and its first 450 MiB as a multipart upload (the spec caps multipart at 500 MB); the
-  peer is s3rver receiving a plain PUT of the same file. For scale only: \`cp\` of the file
+  peer is s3rver receiving a plain PUT of the same file. The same 1 GiB also goes up with tus
+  (\`POST {api}/v1/uploads/tus\`, then one PATCH of the whole file, timed until its 204, when the
+  artifact is active), compared with the presigned flow: its runs take turns with the presigned
+  ones in the same round. For scale only: \`cp\` of the file
   followed by an \`fsync\` (Cairn answers once the blob is on the disk), and a bare node:http
   server that hashes the PUT as Cairn does and keeps nothing (on two cores client and server share
   the CPUs, so that is about the most a server checking its bytes can reach). Best of two runs

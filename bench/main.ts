@@ -6,6 +6,7 @@ import { abRun, abSettings } from './ab.js';
 import { type Durations, getLoad } from './api-load.js';
 import type { BaselineInfo } from './baseline-child.js';
 import { bigFileBench, writeRandomFile } from './big-files.js';
+import type { CairnChildInfo } from './cairn-child.js';
 import { benchmarksMarkdown, handWrittenPart } from './docs.js';
 import {
   type EngineFigures,
@@ -16,6 +17,7 @@ import {
   newGetTargets,
   prepareEngine,
   startCairn,
+  type Tenant,
 } from './engine-run.js';
 import { type BenchChild, childEnv, startChild } from './ipc.js';
 import { type LoadResult, withServerCpu } from './load.js';
@@ -26,7 +28,9 @@ import { smallUploadRows } from './small-uploads.js';
 /**
  * `npm run bench`: the performance targets of the "Benchmarks" issue, each against a baseline
  * measured in the same run. `--quick` is a seconds-long smoke run (small file, 10k rows) that
- * writes docs/benchmarks.md only with `--write`; a full run always writes it.
+ * writes docs/benchmarks.md only with `--write`; a full run always writes it. `--only big-files`
+ * runs the large-upload and download rows alone (a minute or two, no seeding) and prints them,
+ * never writing docs/benchmarks.md: a part of the table must not replace the whole.
  */
 const MIB = 1024 * 1024;
 const log = (s: string) => console.error(`[bench] ${s}`);
@@ -119,6 +123,40 @@ function turnEndRow(cairn: LoadResult, bareTurnEnd: LoadResult): ResultRow {
   };
 }
 
+/** The large-file rows of the full run, each time on the same kind of Cairn the SQLite part uses. */
+async function bigFileRows(dataDir: string, cairn: BenchChild<CairnChildInfo>, big: Tenant, s: Settings) {
+  const file = path.join(path.dirname(dataDir), 'big.bin');
+  await writeRandomFile(file, s.bytes);
+  try {
+    return await bigFileBench(
+      {
+        dataDir,
+        cairn,
+        key: big.apiKey,
+        tenantId: big.tenantId,
+        file,
+        bytes: s.bytes,
+        multipartBytes: s.multipartBytes,
+      },
+      log,
+    );
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+/** `--only big-files`: a Cairn with no seeded rows and one tenant, and the big-file rows alone. */
+async function bigFilesOnly(root: string, s: Settings): Promise<ResultRow[]> {
+  const dataDir = path.join(root, 'data-sqlite');
+  const cairn = await startCairn(dataDir, {});
+  try {
+    const big = await cairn.call<Tenant>('tenant', { name: 'big', plan: 'pro' });
+    return await bigFileRows(dataDir, cairn, big, s);
+  } finally {
+    await cairn.stop();
+  }
+}
+
 /** What the PostgreSQL part needs of the SQLite part: its data folder, tenants and seeded list. */
 type SqliteEngine = Omit<EngineServer, 'cairn' | 'getTargets'> & { dataDir: string };
 
@@ -132,24 +170,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
   log(`SQLite: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const rows: ResultRow[] = [];
   try {
-    const file = path.join(root, 'big.bin');
-    await writeRandomFile(file, s.bytes);
-    const big = server.tenants.big!;
-    rows.push(
-      ...(await bigFileBench(
-        {
-          dataDir,
-          cairn: server.cairn,
-          key: big.apiKey,
-          tenantId: big.tenantId,
-          file,
-          bytes: s.bytes,
-          multipartBytes: s.multipartBytes,
-        },
-        log,
-      )),
-    );
-    await rm(file, { force: true });
+    rows.push(...(await bigFileRows(dataDir, server.cairn, server.tenants.big!, s)));
 
     const { key, id } = server.getTargets.warm[0]!;
     const recordJson = await (
@@ -261,24 +282,30 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
-  const write = argv.includes('--write') || !s.quick;
+  const only = argv.indexOf('--only');
+  const section = only >= 0 ? argv[only + 1] : undefined;
+  if (only >= 0 && section !== 'big-files') throw new Error('--only: the bench runs one section alone, big-files');
+  const write = !section && (argv.includes('--write') || !s.quick);
   const m = machine();
   const started = Date.now();
   const root = await mkdtemp(path.join(tmpdir(), 'cairn-bench-'));
   const rows: ResultRow[] = [];
   try {
-    const sqlite = await sqliteRun(root, s);
-    rows.push(...sqlite.rows);
-    const pgUrl = process.env.CAIRN_BENCH_DATABASE_URL || process.env.CAIRN_TEST_DATABASE_URL;
-    if (pgUrl) rows.push(...(await postgresRun(root, pgUrl, s, sqlite.engine)));
-    else log('PostgreSQL skipped: set CAIRN_BENCH_DATABASE_URL or CAIRN_TEST_DATABASE_URL');
+    if (section === 'big-files') rows.push(...(await bigFilesOnly(root, s)));
+    else {
+      const sqlite = await sqliteRun(root, s);
+      rows.push(...sqlite.rows);
+      const pgUrl = process.env.CAIRN_BENCH_DATABASE_URL || process.env.CAIRN_TEST_DATABASE_URL;
+      if (pgUrl) rows.push(...(await postgresRun(root, pgUrl, s, sqlite.engine)));
+      else log('PostgreSQL skipped: set CAIRN_BENCH_DATABASE_URL or CAIRN_TEST_DATABASE_URL');
+    }
   } finally {
     await rm(root, { recursive: true, force: true });
   }
   const seconds = (Date.now() - started) / 1000;
   console.log(textTable(rows));
   console.log(
-    `\n${s.quick ? 'quick' : 'full'} run, ${seconds.toFixed(0)} s, ${m.cpu} ×${m.cores}, node ${m.node}, ${m.commit}`,
+    `\n${s.quick ? 'quick' : 'full'}${section ? ` ${section}` : ''} run, ${seconds.toFixed(0)} s, ${m.cpu} ×${m.cores}, node ${m.node}, ${m.commit}`,
   );
   if (write) {
     const out = path.resolve(import.meta.dirname, '../../../docs/benchmarks.md');

@@ -9,6 +9,15 @@ export interface Timed<T> {
   value: T;
 }
 
+/**
+ * A request with a body, timed: `ms` until the whole answer arrived, and `sentMs` until the last
+ * byte of the body was handed to the socket. What lies between is the server's work after the
+ * bytes (making them durable, hashing, recording), as the client waits for it.
+ */
+export interface TimedSend extends Timed<Sent> {
+  sentMs: number;
+}
+
 interface Sent {
   status: number;
   body: string;
@@ -19,10 +28,11 @@ function send(
   method: string,
   headers: Record<string, string>,
   parts: (Buffer | { file: string; bytes: number })[],
-): Promise<Timed<Sent>> {
+): Promise<TimedSend> {
   const u = new URL(url);
   const length = parts.reduce((n, p) => n + (Buffer.isBuffer(p) ? p.length : p.bytes), 0);
   const started = performance.now();
+  let sentMs = Number.NaN;
   return new Promise((resolve, reject) => {
     const req = http.request({
       host: u.hostname,
@@ -39,7 +49,9 @@ function send(
       res.on('data', (d: string) => {
         body += d;
       });
-      res.on('end', () => resolve({ ms: performance.now() - started, value: { status: res.statusCode ?? 0, body } }));
+      res.on('end', () =>
+        resolve({ ms: performance.now() - started, sentMs, value: { status: res.statusCode ?? 0, body } }),
+      );
       res.on('error', reject);
     });
     (async () => {
@@ -51,7 +63,9 @@ function send(
         const file = createReadStream(part.file, { start: 0, end: part.bytes - 1, highWaterMark: 1024 * 1024 });
         await pipeline(file, req, { end: false });
       }
-      req.end();
+      req.end(() => {
+        sentMs = performance.now() - started;
+      });
     })().catch(reject);
   });
 }
@@ -74,7 +88,12 @@ export function uploadMultipart(apiUrl: string, key: string, file: string, bytes
 
 /** PUT the first `bytes` of `file` as the raw body. */
 export function putFile(url: string, file: string, bytes: number, headers: Record<string, string> = {}) {
-  return send(url, 'PUT', { 'content-type': 'application/octet-stream', ...headers }, [{ file, bytes }]);
+  return sendFile('PUT', url, file, bytes, { 'content-type': 'application/octet-stream', ...headers });
+}
+
+/** `method` with the first `bytes` of `file` as the raw body (streamed from the disk). */
+export function sendFile(method: string, url: string, file: string, bytes: number, headers: Record<string, string>) {
+  return send(url, method, headers, [{ file, bytes }]);
 }
 
 /** GET `url`, counting and discarding the body. */
