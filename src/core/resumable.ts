@@ -2,6 +2,7 @@ import { createHash, type Hash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LandResult } from '../ports/blob-store.js';
+import type { ArtifactRow } from '../ports/metadata-store.js';
 import type { ResumableRow, ResumableSegment } from '../ports/resumable-upload-store.js';
 import type { CoreDeps } from './context.js';
 import { CairnError, invalid, unavailable } from './errors.js';
@@ -21,8 +22,12 @@ export const RESUMABLE_RETENTION_MS = PENDING_RETENTION_MS;
  */
 export const LEASE_MS = 8_000;
 const RENEW_EVERY_MS = 2_000;
+/** Unfinished resumable uploads a tenant may have at once. */
+export const MAX_OPEN_UPLOADS = 20;
+/** PATCHes one upload may take: each is a piece the last one reads, and a row entry. */
+export const MAX_PIECES = 1000;
 /** How long a HEAD waits for another request to finish an upload whose bytes are all in. */
-const FINISH_WAIT_MS = 60_000;
+const FINISH_WAIT_MS = 20_000;
 const FINISH_POLL_MS = 250;
 
 /** The digests `Upload-Checksum` may carry (tus checksum extension). */
@@ -108,8 +113,19 @@ export class ResumableUploadService {
     await this.uploads.precheck(caller, req);
     const tenant = (await store.getTenant(caller.tenant.id)) ?? caller.tenant;
     const length = checkLength(req.lengthBytes, tenant.plan, upgradeUrl);
-    if (tenant.storageBytes + length > PLANS[tenant.plan].storageBytes) throw this.uploads.storageFull(tenant.plan);
     const now = clock.now();
+    // Unfinished uploads hold bytes too: their lengths are reserved against the storage quota, and
+    // a tenant has at most MAX_OPEN_UPLOADS of them, so uploads never finished cannot fill a disk.
+    const open = await resumables.openResumables(tenant.id, now);
+    if (open.count >= MAX_OPEN_UPLOADS) {
+      throw new CairnError(
+        'quota_exceeded',
+        `At most ${MAX_OPEN_UPLOADS} resumable uploads may be unfinished at once; finish one, or DELETE it to abandon it.`,
+      );
+    }
+    if (tenant.storageBytes + open.lengthBytes + length > PLANS[tenant.plan].storageBytes) {
+      throw this.uploads.storageFull(tenant.plan);
+    }
     const row = buildArtifactRow(
       tenant.id,
       tenant.plan,
@@ -128,9 +144,35 @@ export class ResumableUploadService {
       createdAt: now,
       expiresAt,
     });
-    const inserted = await store.insertArtifact({
+    const inserted = await this.insertPending(row, tenant.plan, key, now).catch(async (err: unknown) => {
+      await resumables.deleteResumable(tenant.id, row.id);
+      throw err;
+    });
+    if (inserted.kind === 'replay') {
+      // A concurrent creation with the same key won: this one's row goes, its upload is the answer.
+      await resumables.deleteResumable(tenant.id, row.id);
+      return { state: await this.replayedState(caller, inserted.response.body), replayed: true };
+    }
+    const created: ResumableRow = {
+      id: row.id,
+      tenantId: tenant.id,
+      lengthBytes: length,
+      offsetBytes: 0,
+      segments: [],
+      createdAt: now,
+      expiresAt,
+      leaseOwner: null,
+      leaseUntil: null,
+    };
+    // An empty file is complete as soon as it exists (tus allows Upload-Length: 0).
+    if (length === 0) return { state: await this.finish(created), replayed: false };
+    return { state: toState(created), replayed: false };
+  }
+
+  private insertPending(row: ArtifactRow, plan: PlanName, key: string | undefined, now: number) {
+    return this.deps.store.insertArtifact({
       artifact: row,
-      storageLimitBytes: PLANS[tenant.plan].storageBytes,
+      storageLimitBytes: PLANS[plan].storageBytes,
       ...(key === undefined
         ? {}
         : {
@@ -141,12 +183,6 @@ export class ResumableUploadService {
             },
           }),
     });
-    if (inserted.kind === 'replay') {
-      // A concurrent creation with the same key won: this one's row goes, its upload is the answer.
-      await resumables.deleteResumable(tenant.id, row.id);
-      return { state: await this.replayedState(caller, inserted.response.body), replayed: true };
-    }
-    return { state: { id: row.id, offsetBytes: 0, lengthBytes: length, expiresAt }, replayed: false };
   }
 
   private async replayedState(caller: Caller, body: string): Promise<ResumableState> {
@@ -207,6 +243,8 @@ export class ResumableUploadService {
     offset: number,
     source: Readable,
     checksum: Checksum | null,
+    /** The body's Content-Length, when it announced one: refused at once if it cannot fit. */
+    declaredBytes?: number,
   ): Promise<ResumableState> {
     const leased = ARTIFACT_ID.test(id) ? await this.lease(caller, id) : null;
     if (!leased || leased === 'held') {
@@ -217,19 +255,40 @@ export class ResumableUploadService {
       }
       throw uploadGone();
     }
-    return this.holding(leased, async () => {
+    return this.holding(leased, async (lost) => {
       const { row, owner } = leased;
-      if (row.expiresAt <= this.deps.clock.now()) throw uploadGone();
+      const refuse = (err: CairnError) => {
+        source.resume();
+        return err;
+      };
+      if (row.expiresAt <= this.deps.clock.now()) throw refuse(uploadGone());
       if (offset !== row.offsetBytes) {
-        throw offsetConflict(
-          `Upload-Offset is ${offset} but the upload has ${row.offsetBytes} bytes; HEAD it and continue from there.`,
+        throw refuse(
+          offsetConflict(
+            `Upload-Offset is ${offset} but the upload has ${row.offsetBytes} bytes; HEAD it and continue from there.`,
+          ),
+        );
+      }
+      const missing = row.lengthBytes - row.offsetBytes;
+      if (declaredBytes !== undefined && declaredBytes > missing) {
+        throw refuse(
+          new CairnError('file_too_large', `This body is ${declaredBytes} bytes; the upload misses only ${missing}.`),
+        );
+      }
+      if (missing > 0 && row.segments.length >= MAX_PIECES) {
+        throw refuse(
+          new CairnError('quota_exceeded', `An upload takes at most ${MAX_PIECES} PATCHes; send the rest in fewer.`),
         );
       }
       let current = row;
       let landed: LandResult | undefined;
-      if (row.offsetBytes < row.lengthBytes)
+      if (missing > 0) {
+        // A PATCH that lost the upload (its lease lapsed and another request took it) stops reading.
+        const stop = () => source.destroy(new Error('the upload was taken over'));
+        lost.addEventListener('abort', stop, { once: true });
         ({ row: current, landed } = await this.landPiece(row, owner, source, checksum));
-      else source.resume();
+        lost.removeEventListener('abort', stop);
+      } else source.resume();
       if (current.offsetBytes !== current.lengthBytes) return toState(current);
       // One PATCH carried the whole upload (the common case): its hash is known already.
       return this.finish(current, current.segments.length === 1 ? landed : undefined);
@@ -239,14 +298,17 @@ export class ResumableUploadService {
   /** DELETE (termination): the upload and its pieces go; its pending artifact is purged later, unseen. */
   async terminate(caller: Caller, id: string): Promise<void> {
     const { resumables } = this.deps;
-    const row = ARTIFACT_ID.test(id) ? await resumables.getResumable(caller.tenant.id, id) : null;
-    if (!row || !(await resumables.deleteResumable(caller.tenant.id, id))) {
+    // Under the lease: a PATCH or HEAD finishing the upload meanwhile would make it an artifact
+    // from pieces going away.
+    const leased = ARTIFACT_ID.test(id) ? await this.lease(caller, id) : null;
+    if (leased === 'held') throw offsetConflict('A PATCH of this upload is in progress; retry when it is over.');
+    if (!leased || !(await resumables.deleteResumable(caller.tenant.id, id))) {
       throw new CairnError(
         'not_found',
         'No such upload in progress. A finished upload is an artifact: DELETE /v1/artifacts/{id} removes it.',
       );
     }
-    await this.dropPieces(row.segments);
+    await this.dropPieces(leased.row.segments);
   }
 
   /** Takes the upload's lease for a new owner: the row as leased, `'held'` by another request, or null. */
@@ -259,16 +321,22 @@ export class ResumableUploadService {
   }
 
   /** Runs `work` with the lease renewed meanwhile, and gives it back after. */
-  private async holding<T>(leased: Leased, work: () => Promise<T>): Promise<T> {
+  private async holding<T>(leased: Leased, work: (lost: AbortSignal) => Promise<T>): Promise<T> {
     const { resumables, clock, log } = this.deps;
     const { row, owner } = leased;
+    const lost = new AbortController();
     const renew = setInterval(() => {
-      resumables.renewResumableLease(row.id, owner, clock.now() + LEASE_MS).catch((err: unknown) => {
-        log.warn({ err: String(err), uploadId: row.id }, 'could not renew an upload lease');
-      });
+      resumables.renewResumableLease(row.id, owner, clock.now() + LEASE_MS).then(
+        (held) => {
+          if (!held) lost.abort();
+        },
+        (err: unknown) => {
+          log.warn({ err: String(err), uploadId: row.id }, 'could not renew an upload lease');
+        },
+      );
     }, RENEW_EVERY_MS);
     try {
-      return await work();
+      return await work(lost.signal);
     } finally {
       clearInterval(renew);
       await resumables.releaseResumable(row.id, owner).catch((err: unknown) => {
@@ -306,11 +374,9 @@ export class ResumableUploadService {
       await this.dropPieces([piece]);
       return { row };
     }
-    if (!(await resumables.appendResumable(row.id, owner, row.offsetBytes, piece))) {
+    if (!(await resumables.appendResumable(row.id, owner, row.offsetBytes, piece, this.deps.clock.now()))) {
       await this.dropPieces([piece]);
-      throw offsetConflict(
-        'The upload changed while this PATCH ran (terminated, expired or taken over); HEAD it and retry.',
-      );
+      throw offsetConflict('The upload changed while this PATCH ran (expired or taken over); HEAD it and retry.');
     }
     return {
       row: { ...row, offsetBytes: row.offsetBytes + piece.sizeBytes, segments: [...row.segments, piece] },
@@ -361,8 +427,8 @@ export class ResumableUploadService {
 }
 
 function checkLength(value: unknown, plan: PlanName, upgradeUrl: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalid('Upload-Length must be a whole number of bytes, at least 1 (deferred lengths are not supported).');
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw invalid('Upload-Length must be a whole number of bytes (deferred lengths are not supported).');
   }
   const max = maxResumableBytes(plan);
   if (value > max) {

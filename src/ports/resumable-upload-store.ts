@@ -52,11 +52,22 @@ export interface ResumableUploadStore {
   /**
    * Records a segment appended by the lease holder: the offset moves from `fromOffset` to
    * `fromOffset + segment.sizeBytes`. False, recording nothing, when `owner` no longer holds the
-   * lease or the offset is no longer `fromOffset`.
+   * lease, the offset is no longer `fromOffset`, or the upload has expired by `now`.
    */
-  appendResumable(id: string, owner: string, fromOffset: number, segment: ResumableSegment): Promise<boolean>;
+  appendResumable(
+    id: string,
+    owner: string,
+    fromOffset: number,
+    segment: ResumableSegment,
+    now: number,
+  ): Promise<boolean>;
   /** Removes the tenant's upload; true when a row went. */
   deleteResumable(tenantId: string, id: string): Promise<boolean>;
-  /** Up to `batch` uploads that expired at or before `now`, oldest expiry first (for the sweeper). */
+  /**
+   * Up to `batch` uploads that expired at or before `now` and that no request holds (a lease still
+   * valid at `now`), oldest expiry first: what the sweeper removes.
+   */
   listExpiredResumables(now: number, batch: number): Promise<ResumableRow[]>;
+  /** How many uploads the tenant has that have not expired by `now`, and the sum of their lengths. */
+  openResumables(tenantId: string, now: number): Promise<{ count: number; lengthBytes: number }>;
 }

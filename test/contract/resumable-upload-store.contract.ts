@@ -70,7 +70,7 @@ export function resumableUploadStoreContract(
         ).toMatchObject({
           leaseOwner: 'owner-b',
         });
-        expect(await r.appendResumable('art_1', 'owner-a', 0, piece(0, 10))).toBe(false);
+        expect(await r.appendResumable('art_1', 'owner-a', 0, piece(0, 10), T0)).toBe(false);
         // Released by its owner only.
         await r.releaseResumable('art_1', 'owner-a');
         expect((await r.getResumable('ten_a', 'art_1'))?.leaseOwner).toBe('owner-b');
@@ -86,10 +86,10 @@ export function resumableUploadStoreContract(
     it('records pieces in order for the lease holder at the expected offset only', async () => {
       await r.createResumable(upload('art_1'));
       await r.leaseResumable('ten_a', 'art_1', 'owner-a', T0, T0 + 15_000);
-      expect(await r.appendResumable('art_1', 'owner-a', 0, piece(0, 100))).toBe(true);
+      expect(await r.appendResumable('art_1', 'owner-a', 0, piece(0, 100), T0)).toBe(true);
       // A stale offset records nothing (the caller's view of the upload was old).
-      expect(await r.appendResumable('art_1', 'owner-a', 0, piece(0, 50))).toBe(false);
-      expect(await r.appendResumable('art_1', 'owner-a', 100, piece(100, 5 * 1024 ** 3 - 100))).toBe(true);
+      expect(await r.appendResumable('art_1', 'owner-a', 0, piece(0, 50), T0)).toBe(false);
+      expect(await r.appendResumable('art_1', 'owner-a', 100, piece(100, 5 * 1024 ** 3 - 100), T0)).toBe(true);
       expect(await r.getResumable('ten_a', 'art_1')).toMatchObject({
         offsetBytes: 5 * 1024 ** 3,
         segments: [piece(0, 100), piece(100, 5 * 1024 ** 3 - 100)],
@@ -108,6 +108,30 @@ export function resumableUploadStoreContract(
       } finally {
         await peer.close();
       }
+    });
+
+    it('records nothing once the upload has expired', async () => {
+      await r.createResumable(upload('art_1', 'ten_a', T0 + 1000));
+      await r.leaseResumable('ten_a', 'art_1', 'owner-a', T0, T0 + 15_000);
+      expect(await r.appendResumable('art_1', 'owner-a', 0, piece(0, 10), T0 + 1000)).toBe(false);
+      expect(await r.appendResumable('art_1', 'owner-a', 0, piece(0, 10), T0 + 999)).toBe(true);
+    });
+
+    it('counts a tenant’s unexpired uploads and their lengths', async () => {
+      expect(await r.openResumables('ten_a', T0)).toEqual({ count: 0, lengthBytes: 0 });
+      await r.createResumable({ ...upload('art_1'), lengthBytes: 5 * 1024 ** 3 });
+      await r.createResumable({ ...upload('art_2', 'ten_a', T0 + 500), lengthBytes: 7 });
+      await r.createResumable({ ...upload('art_3', 'ten_b'), lengthBytes: 11 });
+      expect(await r.openResumables('ten_a', T0)).toEqual({ count: 2, lengthBytes: 5 * 1024 ** 3 + 7 });
+      expect(await r.openResumables('ten_a', T0 + 500)).toEqual({ count: 1, lengthBytes: 5 * 1024 ** 3 });
+      expect(await r.openResumables('ten_b', T0)).toEqual({ count: 1, lengthBytes: 11 });
+    });
+
+    it('does not list an expired upload a request still holds', async () => {
+      await r.createResumable(upload('art_1', 'ten_a', T0 + 1000));
+      await r.leaseResumable('ten_a', 'art_1', 'owner-a', T0, T0 + 8000);
+      expect(await r.listExpiredResumables(T0 + 5000, 10)).toEqual([]);
+      expect((await r.listExpiredResumables(T0 + 8000, 10)).map((x) => x.id)).toEqual(['art_1']);
     });
 
     it('deletes for its tenant only, and lists the expired oldest first', async () => {

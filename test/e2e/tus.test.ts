@@ -1,15 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_OPEN_UPLOADS } from '../../src/core/resumable.js';
 import type { BlobStore } from '../../src/ports/blob-store.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import { Balancer, freePort } from '../helpers/balancer.js';
-import { fetchBytes, put } from '../helpers/e2e.js';
+import { eventually, fetchBytes, put } from '../helpers/e2e.js';
 import { type Faults, withFaults } from '../helpers/faults.js';
+import { parseHead, rawConnect, requestHead } from '../helpers/raw-http.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { tusFetch, tusJsUpload, tusMetadata } from '../helpers/tus.js';
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const idOf = (uploadUrl: string) => uploadUrl.split('/').pop() ?? '';
+const digestOf = (alg: string, b: Buffer) => `${alg} ${createHash(alg).update(b).digest('base64')}`;
 
 /** Polls `check` every 10 ms until it holds (at most 10 s). */
 async function until(check: () => Promise<boolean>): Promise<void> {
@@ -477,5 +480,146 @@ describe('tus: the last PATCH turning the bytes into the artifact', () => {
     expect((await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${idOf(url)}`)).json.content_hash).toBe(
       sha(Buffer.alloc(10, 8)),
     );
+  });
+});
+
+describe('tus: what one tenant can hold, and edge cases', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(async () => s.close());
+
+  const create = (key: string, length: number, headers: Record<string, string> = {}, body?: Buffer) =>
+    tusFetch(
+      `${s.apiUrl}/v1/uploads/tus`,
+      key,
+      'POST',
+      { 'Upload-Length': String(length), 'Upload-Metadata': tusMetadata({ filename: 'h.bin' }), ...headers },
+      body,
+    );
+
+  it('unfinished uploads are capped per tenant, and their lengths are reserved against the storage quota', async () => {
+    const key = await s.createTenant('tus-holder', 'free');
+    // Free storage is 1 GB: two uploads of 400 MB are fine, a third is not while they are open.
+    expect((await create(key, 400_000_000)).status).toBe(201);
+    const second = await create(key, 400_000_000);
+    expect(second.status).toBe(201);
+    const third = await create(key, 400_000_000);
+    expect(third.status).toBe(403);
+    expect(third.json).toMatchObject({ error: { code: 'quota_exceeded' } });
+    // Abandoning one frees its reservation.
+    expect((await tusFetch(second.headers.get('location') ?? '', key, 'DELETE')).status).toBe(204);
+    expect((await create(key, 400_000_000)).status).toBe(201);
+
+    const many = await s.createTenant('tus-many', 'pro');
+    for (let i = 0; i < MAX_OPEN_UPLOADS; i++) expect((await create(many, 10)).status).toBe(201);
+    const over = await create(many, 10);
+    expect(over.status).toBe(403);
+    expect(over.json).toMatchObject({
+      error: { code: 'quota_exceeded', message: expect.stringMatching(/unfinished/) },
+    });
+  });
+
+  it('an empty file is an artifact as soon as it is created', async () => {
+    const res = await create(s.apiKey, 0);
+    expect(res.status).toBe(201);
+    expect(res.headers.get('upload-expires')).toBeNull();
+    const id = idOf(res.headers.get('location') ?? '');
+    const rec = await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}`);
+    expect(rec.json).toMatchObject({ size_bytes: 0, content_hash: sha(Buffer.alloc(0)) });
+  });
+
+  it('a body announced larger than what is missing is refused before it is read', async () => {
+    const url = (await create(s.apiKey, 10)).headers.get('location') ?? '';
+    const conn = await rawConnect(s.apiUrl);
+    try {
+      conn.write(
+        requestHead(
+          s.apiUrl,
+          'PATCH',
+          new URL(url).pathname,
+          {
+            Authorization: `Bearer ${s.apiKey}`,
+            'Tus-Resumable': '1.0.0',
+            'Content-Type': 'application/offset+octet-stream',
+            'Upload-Offset': '0',
+          },
+          1000,
+        ),
+      );
+      // Not one byte of the body sent: the answer comes anyway.
+      await eventually(() => conn.received().includes('\r\n\r\n'), 10_000, 'the answer');
+      expect(parseHead(conn.received().split('\r\n\r\n')[0] ?? '').status).toBe(413);
+    } finally {
+      conn.destroy();
+    }
+  });
+
+  it('a bad Upload-Checksum on a creation with a first piece creates nothing, so its key stays free', async () => {
+    const headers = {
+      'Content-Type': 'application/offset+octet-stream',
+      'Upload-Checksum': 'md5 AAAA',
+      'Idempotency-Key': `bad-sum-${randomBytes(4).toString('hex')}`,
+    };
+    const tenant = await s.createTenant('tus-sum');
+    const bad = await create(tenant, 4, headers, Buffer.from('abcd'));
+    expect(bad.status).toBe(400);
+    const tenantId = (await s.core.tenants.byName('tus-sum')).id;
+    expect(await s.core.deps.resumables.openResumables(tenantId, Date.now())).toEqual({ count: 0, lengthBytes: 0 });
+    const good = await create(
+      tenant,
+      4,
+      { ...headers, 'Upload-Checksum': digestOf('sha1', Buffer.from('abcd')) },
+      Buffer.from('abcd'),
+    );
+    expect(good.status).toBe(201);
+    expect(good.headers.get('idempotent-replayed')).toBeNull();
+    expect(good.headers.get('upload-offset')).toBe('4');
+  });
+
+  it('refuses metadata keys that are only inherited names', async () => {
+    for (const key of ['constructor', '__proto__', 'toString']) {
+      const res = await tusFetch(`${s.apiUrl}/v1/uploads/tus`, s.apiKey, 'POST', {
+        'Upload-Length': '1',
+        'Upload-Metadata': `filename ${Buffer.from('a').toString('base64')},${key} ${Buffer.from('x').toString('base64')}`,
+      });
+      expect(res.status, key).toBe(400);
+    }
+  });
+
+  it('terminating an upload a PATCH holds is 409, and the PATCH completes it', async () => {
+    const url = (await create(s.apiKey, 1000)).headers.get('location') ?? '';
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow = fetch(url, {
+      method: 'PATCH',
+      headers: {
+        'Tus-Resumable': '1.0.0',
+        Authorization: `Bearer ${s.apiKey}`,
+        'Content-Type': 'application/offset+octet-stream',
+        'Upload-Offset': '0',
+      },
+      body: new ReadableStream({
+        async start(controller) {
+          controller.enqueue(new Uint8Array(500).fill(1));
+          await gate;
+          controller.enqueue(new Uint8Array(500).fill(1));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    const tenantId = (await s.core.tenants.byName('main')).id;
+    for (let i = 0; i < 1000 && !(await s.core.deps.resumables.getResumable(tenantId, idOf(url)))?.leaseOwner; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const del = await tusFetch(url, s.apiKey, 'DELETE');
+    expect(del.status).toBe(409);
+    release();
+    expect((await slow).status).toBe(204);
+    expect((await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${idOf(url)}`)).json.size_bytes).toBe(1000);
   });
 });

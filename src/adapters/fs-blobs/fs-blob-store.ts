@@ -9,6 +9,7 @@ import type { BlobStore, ByteRange, LandResult, StagedBlob } from '../../ports/b
 import { HashCounter } from '../streams/hash-counter.js';
 import { BufferShelf } from './buffer-shelf.js';
 import { DurableFileSink } from './durable-file-sink.js';
+import { fsyncDir } from './fsync-dir.js';
 import { LandingFiles } from './landing-files.js';
 import { SmallBlobs } from './small-blobs.js';
 import { StagingArea, type StagingAreaOptions } from './staging-area.js';
@@ -293,14 +294,5 @@ async function exists(file: string): Promise<boolean> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
-  }
-}
-
-async function fsyncDir(dir: string): Promise<void> {
-  const h = await open(dir, 'r');
-  try {
-    await h.sync();
-  } finally {
-    await h.close();
   }
 }

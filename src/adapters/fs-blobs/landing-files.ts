@@ -9,6 +9,7 @@ import type { LandResult } from '../../ports/blob-store.js';
 import { checkLandingKey } from '../shared/landing-key.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { feedLanding } from '../streams/land-stream.js';
+import { fsyncDir } from './fsync-dir.js';
 
 /**
  * Landing objects on the local disk: `<blobs>/.landing/<tenant>/<name>`, one file each, written
@@ -41,6 +42,7 @@ export class LandingFiles {
       sink.end();
       await finished(sink);
       await handle.close();
+      await fsyncDir(path.dirname(file));
       return landed;
     } catch (err) {
       sink.destroy();

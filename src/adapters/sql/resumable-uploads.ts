@@ -33,7 +33,11 @@ const toRow = (r: Record): ResumableRow => ({
   leaseUntil: r.lease_until === null ? null : Number(r.lease_until),
 });
 
-/** ResumableUploadStore in SQL written once for SQLite and PostgreSQL (see SqlRunner). */
+/**
+ * ResumableUploadStore in SQL written once for SQLite and PostgreSQL (see SqlRunner). Each write
+ * is one conditional statement; where a method reads first (appendResumable, leaseResumable's
+ * answer), the write's conditions are what make it safe.
+ */
 export class SqlResumableUploads implements ResumableUploadStore {
   constructor(private readonly sql: SqlRunner) {}
 
@@ -93,7 +97,13 @@ export class SqlResumableUploads implements ResumableUploadStore {
    * Read, then a write conditional on the offset read: segments change only together with the
    * offset, so if the offset (and the lease) are still as read, so are the segments.
    */
-  async appendResumable(id: string, owner: string, fromOffset: number, segment: ResumableSegment): Promise<boolean> {
+  async appendResumable(
+    id: string,
+    owner: string,
+    fromOffset: number,
+    segment: ResumableSegment,
+    now: number,
+  ): Promise<boolean> {
     const r = await this.sql.one<Pick<Record, 'segments' | 'offset_bytes' | 'lease_owner'>>(
       'SELECT segments, offset_bytes, lease_owner FROM resumable_uploads WHERE id = ?',
       [id],
@@ -102,8 +112,8 @@ export class SqlResumableUploads implements ResumableUploadStore {
     const segments = [...(JSON.parse(r.segments) as ResumableSegment[]), segment];
     const changed = await this.sql.change(
       `UPDATE resumable_uploads SET offset_bytes = ?, segments = ?
-       WHERE id = ? AND lease_owner = ? AND offset_bytes = ?`,
-      [fromOffset + segment.sizeBytes, JSON.stringify(segments), id, owner, fromOffset],
+       WHERE id = ? AND lease_owner = ? AND offset_bytes = ? AND expires_at > ?`,
+      [fromOffset + segment.sizeBytes, JSON.stringify(segments), id, owner, fromOffset, now],
     );
     return changed === 1;
   }
@@ -116,9 +126,19 @@ export class SqlResumableUploads implements ResumableUploadStore {
 
   async listExpiredResumables(now: number, batch: number): Promise<ResumableRow[]> {
     const rows = await this.sql.all<Record>(
-      `SELECT ${COLUMNS} FROM resumable_uploads WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`,
-      [now, batch],
+      `SELECT ${COLUMNS} FROM resumable_uploads
+       WHERE expires_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY expires_at LIMIT ?`,
+      [now, now, batch],
     );
     return rows.map(toRow);
+  }
+
+  async openResumables(tenantId: string, now: number): Promise<{ count: number; lengthBytes: number }> {
+    const r = await this.sql.one<{ n: number | string; bytes: number | string }>(
+      `SELECT count(*) AS n, CAST(coalesce(sum(length_bytes), 0) AS BIGINT) AS bytes
+       FROM resumable_uploads WHERE tenant_id = ? AND expires_at > ?`,
+      [tenantId, now],
+    );
+    return { count: Number(r?.n ?? 0), lengthBytes: Number(r?.bytes ?? 0) };
   }
 }

@@ -167,5 +167,6 @@ export const MIGRATIONS: readonly string[] = [
     lease_until INTEGER
   );
   CREATE INDEX resumable_uploads_expiring ON resumable_uploads (expires_at);
+  CREATE INDEX resumable_uploads_by_tenant ON resumable_uploads (tenant_id, expires_at);
   `,
 ];

@@ -53,7 +53,8 @@ export function parseUploadMetadata(header: string | undefined): UploadRequest {
     if (seen.has(key)) throw invalid(`Upload-Metadata names ${key} twice.`);
     seen.add(key);
     if (IGNORED.has(key)) continue;
-    const field = FIELDS[key];
+    // Own keys only: `constructor` or `__proto__` are no field names.
+    const field = Object.hasOwn(FIELDS, key) ? FIELDS[key] : undefined;
     if (!field) {
       throw invalid(
         `Upload-Metadata key ${key} is not known; use filename, content_type, session_id, agent_id, ttl, metadata (a JSON object) or transcript.`,

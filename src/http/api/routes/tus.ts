@@ -56,28 +56,24 @@ export function tusRoutes(app: FastifyInstance, core: Core): void {
       { config: { auth: true }, schema: tusSchemas.create, validatorCompiler },
       async (request, reply) => {
         const caller = callerOf(request);
-        const created = await beforeBody(request, async () => {
+        const { created, checksum } = await beforeBody(request, async () => {
           if (headerValue(request.headers, 'upload-defer-length') !== undefined) {
             throw new CairnError('invalid_request', 'Upload-Defer-Length is not supported: send Upload-Length.');
           }
           const fields = parseUploadMetadata(headerValue(request.headers, 'upload-metadata'));
           const lengthBytes = byteCount(request.headers, 'Upload-Length');
           const key = checkIdempotencyKey(headerValue(request.headers, 'idempotency-key'));
-          return core.resumable.create(caller, { ...fields, lengthBytes }, key);
+          // Before the upload exists: a bad header must not leave an upload (and its key) behind.
+          const checksum = checksumOf(request);
+          return { created: await core.resumable.create(caller, { ...fields, lengthBytes }, key), checksum };
         });
         let { state } = created;
         reply.header('Location', `${core.deps.origins.api}${PATH}/${state.id}`);
         // creation-with-upload: the body is the first piece. A replayed creation keeps the upload
         // as it is (its offset may be past 0 already) and tells where it stands.
         const withBody = hasPiece(request);
-        if (withBody && !created.replayed) {
-          state = await core.resumable.append(
-            caller,
-            state.id,
-            0,
-            request.raw,
-            await beforeBody(request, async () => checksumOf(request)),
-          );
+        if (withBody && !created.replayed && state.expiresAt !== null) {
+          state = await core.resumable.append(caller, state.id, 0, request.raw, checksum, declaredLength(request));
         } else {
           request.raw.resume();
         }
@@ -117,7 +113,14 @@ export function tusRoutes(app: FastifyInstance, core: Core): void {
             throw new CairnError('invalid_request', 'A PATCH needs Upload-Offset: the offset HEAD gave.');
           return { offset, checksum: checksumOf(request) };
         });
-        const state = await core.resumable.append(callerOf(request), idOf(request), offset, request.raw, checksum);
+        const state = await core.resumable.append(
+          callerOf(request),
+          idOf(request),
+          offset,
+          request.raw,
+          checksum,
+          declaredLength(request),
+        );
         sendState(reply, state, true);
         return reply.code(204).send();
       },
@@ -150,6 +153,12 @@ const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
 function hasPiece(request: FastifyRequest): boolean {
   const type = headerValue(request.headers, 'content-type');
   return type !== undefined && type.split(';')[0]!.trim().toLowerCase() === PIECE_TYPE;
+}
+
+/** The body's announced length; undefined when it is chunked (or the header is not a number). */
+function declaredLength(request: FastifyRequest): number | undefined {
+  const v = headerValue(request.headers, 'content-length');
+  return v !== undefined && /^\d{1,16}$/.test(v) ? Number(v) : undefined;
 }
 
 function checksumOf(request: FastifyRequest) {
