@@ -76,7 +76,7 @@ export async function sendResumable(
       ...upload,
       idempotencyKey: key,
       uploadUrl,
-      chunkSize,
+      ...(Number.isFinite(chunkSize) ? { chunkSize } : {}),
       onUploadUrl: async (url) => {
         uploadUrl = url;
         if (state) {
