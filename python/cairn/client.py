@@ -495,7 +495,9 @@ class Cairn:
             try:
                 resp = self._t.request("POST", _tus.TUS_PATH, headers=headers, policy=IDEMPOTENT)
             except NotFoundError as err:
-                if err.code == "not_found":
+                # Only the server's answer for a route it does not have (an older Cairn) means no
+                # tus endpoint; another 404 (an Idempotency-Key whose upload is gone) says itself.
+                if err.code == "not_found" and err.status == 404 and err.message.startswith("No route"):
                     err.message += " (this Cairn server has no resumable upload endpoint: use push or push_large)"
                     err.args = (err.message,)
                 raise

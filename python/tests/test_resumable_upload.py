@@ -337,6 +337,32 @@ class ResumableUploadTest(_server.ServerTestCase):
         self.assertEqual(ctx.exception.status, 413)
         self.assertEqual(self.methods(), ["POST"])
 
+    def test_a_server_without_the_tus_route_is_named_as_such(self) -> None:
+        # An older Cairn: its answer for a route it does not have.
+        no_route = {"error": {"code": "not_found", "message": "No route POST /v1/uploads/tus.", "status": 404}}
+        self.proxy.next({"status": 404, "body": no_route})
+        with self.assertRaises(cairn.NotFoundError) as ctx:
+            self.client.push_resumable(path=self.path)
+        self.assertEqual((ctx.exception.code, ctx.exception.status), ("not_found", 404))
+        self.assertIn("has no resumable upload endpoint", ctx.exception.message)
+        self.assertIn("has no resumable upload endpoint", str(ctx.exception))
+
+    def test_an_idempotency_key_whose_upload_is_gone_is_not_called_a_missing_endpoint(self) -> None:
+        key = "tus-gone-" + uuid.uuid4().hex[:10]
+        created = self.raw(
+            "POST",
+            "/v1/uploads/tus",
+            {"Upload-Length": str(self.SIZE), "Upload-Metadata": f"filename {b64('gone.bin')}", "Idempotency-Key": key},
+        )
+        self.assertEqual(created.status, 201)
+        self.assertEqual(self.raw("DELETE", urlsplit(created.getheader("Location")).path, {}).status, 204)
+        with self.assertRaises(cairn.NotFoundError) as ctx:
+            self.client.push_resumable(path=self.path, idempotency_key=key)
+        self.assertEqual((ctx.exception.code, ctx.exception.status), ("not_found", 404))
+        self.assertIn("Idempotency-Key created is gone", ctx.exception.message)
+        self.assertNotIn("resumable upload endpoint", ctx.exception.message)
+        self.assertNotIn("resumable upload endpoint", str(ctx.exception))
+
     def test_an_unknown_upload_url_is_not_found(self) -> None:
         unknown = f"{self.server.base_url}/v1/uploads/tus/art_0000000000000000"
         with self.assertRaises(cairn.NotFoundError) as ctx:
