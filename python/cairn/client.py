@@ -446,7 +446,9 @@ class Cairn:
         and ``on_progress(offset, total)`` is called with the starting offset, then each time the
         server acknowledges more bytes. After a dropped connection, a 5xx, 409, 429 or 460 the
         server's offset is read again (HEAD) and the upload goes on from there, up to
-        ``max_retries`` failures in a row (``Retry-After`` honoured).
+        ``max_retries`` failures in a row (``Retry-After`` honoured). A 409 while another PATCH
+        holds the upload (the offset unchanged) is waited out, once a second for up to 30 s since
+        the last progress, without counting against ``max_retries``.
 
         ``upload_url=`` resumes an earlier upload (created by this method, another tus client, or
         a process that crashed) with the same bytes: only what the server lacks is sent; the
@@ -493,7 +495,9 @@ class Cairn:
             try:
                 resp = self._t.request("POST", _tus.TUS_PATH, headers=headers, policy=IDEMPOTENT)
             except NotFoundError as err:
-                if err.code == "not_found":
+                # Only the server's answer for a route it does not have (an older Cairn) means no
+                # tus endpoint; another 404 (an Idempotency-Key whose upload is gone) says itself.
+                if err.code == "not_found" and err.status == 404 and err.message.startswith("No route"):
                     err.message += " (this Cairn server has no resumable upload endpoint: use push or push_large)"
                     err.args = (err.message,)
                 raise

@@ -4,7 +4,8 @@ The upload is created with one POST (its ``Location`` is the upload URL, whose l
 artifact id), then the file goes in PATCHes of ``chunk_size`` bytes, each streamed from the source
 in 1 MiB blocks: memory does not grow with the file or the chunk. After a failure (a dropped
 connection, 5xx, 409, 429, 460) the server's offset is read again with HEAD and the upload goes on
-from there, so bytes the server kept are not sent again.
+from there, so bytes the server kept are not sent again. A 409 while another PATCH holds the upload
+(perhaps one cut off by a server crash, whose hold lapses within seconds) is waited out.
 """
 
 from __future__ import annotations
@@ -90,6 +91,19 @@ def head(t: Transport, path: str) -> Tuple[int, int]:
     return _header_int(resp.headers, "upload-offset", resp.status), _header_int(resp.headers, "upload-length", resp.status)
 
 
+#: How long a 409 ``upload_offset_conflict`` at the server's own offset is waited out, in seconds
+#: since the last progress, and how often it is tried meanwhile. Such a 409 means another PATCH
+#: holds the upload: the server renews a live PATCH's hold every 2 s and lets a dead one's (a
+#: server that crashed mid-PATCH) lapse after 8 s. The TypeScript SDK's rule, with its numbers.
+MAX_HELD_WAIT = 30.0
+HELD_RETRY = 1.0
+
+
+def _held(err: CairnError) -> bool:
+    """A 409 that may only mean another PATCH holds the upload (if the offset has not moved)."""
+    return err.status == 409 and err.code == "upload_offset_conflict"
+
+
 def _recoverable(err: CairnError) -> bool:
     """Whether a failed PATCH may go on after reading the offset again."""
     if isinstance(err, CairnConnectionError):
@@ -112,12 +126,16 @@ def send(
     """PATCHes the source from ``offset`` until the server has ``total`` bytes.
 
     A failure is retried at most ``t.max_retries`` times in a row without the offset moving on
-    (backoff with jitter, or ``Retry-After`` on 429 and 503); then the last error is raised.
+    (backoff with jitter, or ``Retry-After`` on 429 and 503); then the last error is raised. A 409
+    ``upload_offset_conflict`` after which HEAD shows the same offset (another PATCH holds the
+    upload) is tried again every ``HELD_RETRY`` seconds, up to ``MAX_HELD_WAIT`` seconds since the
+    last progress, without counting against ``max_retries``.
     """
     if on_progress is not None:
         on_progress(offset, total)
     reported = offset
     failures = 0
+    held_for = 0.0  # seconds spent waiting out another PATCH's hold since the last progress
     while offset < total:
         size = min(chunk_size, total - offset)
         headers = tus_headers(**{"Upload-Offset": str(offset)})
@@ -129,20 +147,29 @@ def send(
             if new_offset <= offset:
                 raise ServerError(f"the server acknowledged no bytes at offset {offset}", status=resp.status)
         except CairnError as err:
-            if not _recoverable(err) or failures >= t.max_retries:
+            if not _recoverable(err):
                 raise
-            wait = err.retry_after if err.retry_after is not None and err.status in (429, 503) else None
-            if wait is None:
-                wait = t._backoff(failures)
-            elif wait > t.max_retry_wait:
+            held = _held(err) and held_for < MAX_HELD_WAIT
+            if not held and failures >= t.max_retries:
                 raise
-            failures += 1
+            if held:
+                wait = HELD_RETRY
+            else:
+                wait = err.retry_after if err.retry_after is not None and err.status in (429, 503) else None
+                if wait is None:
+                    wait = t._backoff(failures)
+                elif wait > t.max_retry_wait:
+                    raise
             t._sleep(wait)
             new_offset, _ = head(t, path)
             if new_offset > offset:
-                failures = 0  # progress: the budget is for failures in a row
+                failures, held_for = 0, 0.0  # progress: the budgets are for failures in a row
+            elif held and new_offset == offset:
+                held_for += wait  # still held: waited out, not counted
+            else:
+                failures += 1
         else:
-            failures = 0
+            failures, held_for = 0, 0.0
         offset = new_offset
         if on_progress is not None and offset > reported:
             reported = offset

@@ -254,6 +254,37 @@ class ResumableUploadTest(_server.ServerTestCase):
         self.assertEqual(again.artifact_id, art.artifact_id)
         self.assertEqual(self.methods(), ["POST", "HEAD", "GET"])
 
+    def test_a_409_while_another_patch_holds_the_upload_is_waited_out_beyond_max_retries(self) -> None:
+        # A server that crashed mid-PATCH holds the upload for up to 8 s: many 409s in a row at
+        # the same offset, more than max_retries (3), each waited out a second, none counted.
+        conflict = {"status": 409, "body": envelope("upload_offset_conflict", 409)}
+        held = [fault for _ in range(6) for fault in (conflict, {})]  # PATCH 409, HEAD: same offset
+        self.proxy.next({}, *held)
+        art = self.client.push_resumable(path=self.path, chunk_size=MIB)
+        self.assertEqual(self.stored_sha256(art.artifact_id), self.sha256)
+        self.assertEqual(self.methods(), ["POST", *["PATCH", "HEAD"] * 6, "PATCH", "PATCH", "PATCH", "PATCH", "GET"])
+        self.assertEqual(self.patch_offsets(), [0] * 7 + [MIB, 2 * MIB, 3 * MIB])
+        self.assertEqual(self.sleeps, [1.0] * 6)
+
+        # The 30 s are counted since the last progress: 25 s held at 0, then 25 s held at 1 MiB.
+        self.proxy.next({}, *[conflict, {}] * 25, {}, *[conflict, {}] * 25)
+        self.sleeps.clear()
+        art = self.client.push_resumable(path=self.path, chunk_size=MIB)
+        self.assertEqual(self.stored_sha256(art.artifact_id), self.sha256)
+        self.assertEqual(self.sleeps, [1.0] * 50)
+
+    def test_a_409_held_beyond_30_seconds_since_progress_counts_as_a_failure(self) -> None:
+        conflict = {"status": 409, "body": envelope("upload_offset_conflict", 409)}
+        self.proxy.next({}, *[conflict, {}] * 40)
+        with self.assertRaises(cairn.UploadOffsetConflictError) as ctx:
+            self.client.push_resumable(path=self.path, chunk_size=MIB)
+        self.assertEqual(ctx.exception.status, 409)
+        # 30 waits of a second, then the ordinary budget: max_retries (3) retries with backoff.
+        self.assertEqual(len(self.patches()), 1 + 30 + 3)
+        self.assertEqual(self.patch_offsets(), [0] * 34)
+        self.assertEqual(self.sleeps[:30], [1.0] * 30)
+        self.assertEqual(len(self.sleeps), 33)
+
     def test_a_creation_whose_answer_was_lost_is_retried_without_a_second_upload(self) -> None:
         self.proxy.next({"forward_then": {"reset": True}})
         art = self.client.push_resumable(path=self.path, chunk_size=2 * MIB)
@@ -305,6 +336,32 @@ class ResumableUploadTest(_server.ServerTestCase):
             free.push_resumable(path=sparse)
         self.assertEqual(ctx.exception.status, 413)
         self.assertEqual(self.methods(), ["POST"])
+
+    def test_a_server_without_the_tus_route_is_named_as_such(self) -> None:
+        # An older Cairn: its answer for a route it does not have.
+        no_route = {"error": {"code": "not_found", "message": "No route POST /v1/uploads/tus.", "status": 404}}
+        self.proxy.next({"status": 404, "body": no_route})
+        with self.assertRaises(cairn.NotFoundError) as ctx:
+            self.client.push_resumable(path=self.path)
+        self.assertEqual((ctx.exception.code, ctx.exception.status), ("not_found", 404))
+        self.assertIn("has no resumable upload endpoint", ctx.exception.message)
+        self.assertIn("has no resumable upload endpoint", str(ctx.exception))
+
+    def test_an_idempotency_key_whose_upload_is_gone_is_not_called_a_missing_endpoint(self) -> None:
+        key = "tus-gone-" + uuid.uuid4().hex[:10]
+        created = self.raw(
+            "POST",
+            "/v1/uploads/tus",
+            {"Upload-Length": str(self.SIZE), "Upload-Metadata": f"filename {b64('gone.bin')}", "Idempotency-Key": key},
+        )
+        self.assertEqual(created.status, 201)
+        self.assertEqual(self.raw("DELETE", urlsplit(created.getheader("Location")).path, {}).status, 204)
+        with self.assertRaises(cairn.NotFoundError) as ctx:
+            self.client.push_resumable(path=self.path, idempotency_key=key)
+        self.assertEqual((ctx.exception.code, ctx.exception.status), ("not_found", 404))
+        self.assertIn("Idempotency-Key created is gone", ctx.exception.message)
+        self.assertNotIn("resumable upload endpoint", ctx.exception.message)
+        self.assertNotIn("resumable upload endpoint", str(ctx.exception))
 
     def test_an_unknown_upload_url_is_not_found(self) -> None:
         unknown = f"{self.server.base_url}/v1/uploads/tus/art_0000000000000000"

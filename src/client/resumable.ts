@@ -11,6 +11,7 @@ import { uploadFields } from './uploads.js';
  * Resumable uploads over Cairn's tus 1.0.0 endpoint (creation, HEAD, PATCH, termination). The
  * server keeps every byte that reached it, even from a PATCH whose connection dropped, so after
  * any failure a HEAD says where to go on from, in this process or in a later one (`uploadUrl`).
+ * An upload URL is only ever used for its id: every request goes to the client's own base URL.
  */
 
 export const TUS_PATH = '/v1/uploads/tus';
@@ -29,6 +30,41 @@ export function tusMetadata(fields: Record<string, string | undefined>): string 
 export function artifactIdOfUploadUrl(uploadUrl: string): string {
   const segment = new URL(uploadUrl).pathname.split('/').filter(Boolean).at(-1) ?? '';
   return decodeURIComponent(segment);
+}
+
+/** An upload as this client addresses it: the URL it was given (for messages), its API path and id. */
+interface UploadTarget {
+  url: string;
+  path: string;
+  id: string;
+}
+
+/**
+ * Where the client sends an upload's HEAD, PATCH and DELETE: `/v1/uploads/tus/<id>` on its own
+ * configured base URL, whatever origin the given URL names, so the API key only ever goes to that
+ * origin (not to one a saved URL, a caller or a `Location` header names). A Location naming a
+ * public origin while the client talks to an internal one works the same. Throws a TypeError for
+ * a URL whose path is not `…/v1/uploads/tus/<id>`.
+ */
+function uploadTarget(uploadUrl: string): UploadTarget {
+  let pathname: string;
+  try {
+    pathname = new URL(uploadUrl).pathname.replace(/\/+$/, '');
+  } catch {
+    throw new TypeError(`Not a Cairn upload URL (…${TUS_PATH}/<id>): ${uploadUrl}`);
+  }
+  const cut = pathname.lastIndexOf('/');
+  const segment = pathname.slice(cut + 1);
+  let id = '';
+  try {
+    id = decodeURIComponent(segment);
+  } catch {
+    // A malformed %-escape: refused below like any other path that names no upload.
+  }
+  if (id === '' || !pathname.slice(0, cut).endsWith(TUS_PATH)) {
+    throw new TypeError(`Not a Cairn upload URL (…${TUS_PATH}/<id>): ${uploadUrl}`);
+  }
+  return { url: uploadUrl, path: `${TUS_PATH}/${encodeURIComponent(id)}`, id };
 }
 
 /** What `OPTIONS /v1/uploads/tus` offers; null when the server has no tus endpoint (404: an older Cairn). */
@@ -59,11 +95,11 @@ export async function resumableSupport(http: Transport): Promise<ResumableSuppor
 
 /** DELETE (tus termination): the upload and its bytes go. An upload already gone (404) is no error. */
 export async function terminateResumable(http: Transport, uploadUrl: string): Promise<void> {
+  const { path } = uploadTarget(uploadUrl);
   try {
     const res = await http.send({
       method: 'DELETE',
-      path: uploadUrl,
-      absolute: true,
+      path,
       headers: TUS_HEADERS,
       idempotent: true,
     });
@@ -88,32 +124,33 @@ export async function uploadResumable(
   const chunkSize = pieceSize(opts.chunkSize);
   const size = (await stat(path)).size;
   const progress = monotone(opts.onProgress);
-  let url: string | null = null;
+  let target: UploadTarget | null = null;
   let offset = 0;
   if (opts.uploadUrl !== undefined) {
+    const given = uploadTarget(opts.uploadUrl);
     // A URL the server no longer knows (expired after 24 h, terminated) means a new upload.
-    const at = await uploadOffset(http, opts.uploadUrl, size).catch((err: unknown) => {
+    const at = await uploadOffset(http, given, size).catch((err: unknown) => {
       if (isGone(err)) return null;
       throw err;
     });
     if (at !== null) {
-      url = opts.uploadUrl;
+      target = given;
       offset = at;
     }
   }
-  if (url === null) {
+  if (target === null) {
     const created = await createUpload(http, path, size, opts);
-    url = created.url;
-    await opts.onUploadUrl?.(url);
+    target = created.target;
+    await opts.onUploadUrl?.(target.url);
     opts.onResponse?.({ replayed: created.replayed });
     // A replayed creation names an earlier upload, which may be partly or wholly sent (or gone: 404).
-    offset = created.replayed ? await uploadOffset(http, url, size) : 0;
+    offset = created.replayed ? await uploadOffset(http, target, size) : 0;
   }
   progress(offset, size);
-  await sendFrom(http, url, path, size, offset, progress, chunkSize);
+  await sendFrom(http, target, path, size, offset, progress, chunkSize);
   return http.json<ArtifactRecord>({
     method: 'GET',
-    path: `/v1/artifacts/${encodeURIComponent(artifactIdOfUploadUrl(url))}`,
+    path: `/v1/artifacts/${encodeURIComponent(target.id)}`,
     idempotent: true,
   });
 }
@@ -124,7 +161,7 @@ async function createUpload(
   path: string,
   size: number,
   opts: ResumableUploadOptions,
-): Promise<{ url: string; replayed: boolean }> {
+): Promise<{ target: UploadTarget; replayed: boolean }> {
   const headers: Record<string, string> = {
     ...TUS_HEADERS,
     'upload-length': String(size),
@@ -158,17 +195,26 @@ async function createUpload(
     });
   }
   // Absolute by the contract; resolved against the endpoint as tus clients do, should a proxy shorten it.
-  return {
-    url: new URL(location, http.config.baseUrl + TUS_PATH).href,
-    replayed: res.headers.get('idempotent-replayed') === 'true',
-  };
+  const url = new URL(location, http.config.baseUrl + TUS_PATH).href;
+  let target: UploadTarget;
+  try {
+    target = uploadTarget(url);
+  } catch {
+    throw new CairnError({
+      code: 'invalid_response',
+      message: `POST ${TUS_PATH} answered ${res.status} with a Location that names no upload: ${location}`,
+      status: res.status,
+      requestId: res.headers.get('x-request-id'),
+    });
+  }
+  return { target, replayed: res.headers.get('idempotent-replayed') === 'true' };
 }
 
 /** HEAD: the server's offset. 404 (no body on HEAD) becomes `not_found`; a different length is refused. */
-async function uploadOffset(http: Transport, url: string, size: number): Promise<number> {
+async function uploadOffset(http: Transport, { url, path }: UploadTarget, size: number): Promise<number> {
   let res: Response;
   try {
-    res = await http.send({ method: 'HEAD', path: url, absolute: true, headers: TUS_HEADERS, idempotent: true });
+    res = await http.send({ method: 'HEAD', path, headers: TUS_HEADERS, idempotent: true });
   } catch (err) {
     if (err instanceof CairnError && err.status === 404) {
       throw new CairnError({
@@ -192,7 +238,7 @@ async function uploadOffset(http: Transport, url: string, size: number): Promise
 /** PATCHes from `start` until the server has every byte, going on from its offset after a failure. */
 async function sendFrom(
   http: Transport,
-  url: string,
+  target: UploadTarget,
   path: string,
   size: number,
   start: number,
@@ -208,7 +254,7 @@ async function sendFrom(
     const localError: { error?: Error } = {};
     try {
       const end = Math.min(size, offset + chunkSize);
-      const next = await patchFrom(http, url, { path, size, offset, end }, progress, localError);
+      const next = await patchFrom(http, target, { path, size, offset, end }, progress, localError);
       if (next <= offset || next > size) {
         throw new CairnError({
           code: 'invalid_response',
@@ -229,7 +275,7 @@ async function sendFrom(
       if (!held && fruitless >= http.config.maxRetries) throw err;
       const wait = held ? HELD_RETRY_MS : retryWaitMs(err, fruitless);
       await sleep(wait);
-      const now = await uploadOffset(http, url, size);
+      const now = await uploadOffset(http, target, size);
       if (now > offset) {
         fruitless = 0;
         heldFor = 0;
@@ -260,7 +306,7 @@ function pieceSize(chunkSize: number | undefined): number {
 /** One PATCH of a piece; the server's new offset. */
 async function patchFrom(
   http: Transport,
-  url: string,
+  target: UploadTarget,
   piece: Piece,
   progress: (done: number, total: number) => void,
   localError: { error?: Error },
@@ -268,8 +314,7 @@ async function patchFrom(
   const { offset, end } = piece;
   const res = await http.send({
     method: 'PATCH',
-    path: url,
-    absolute: true,
+    path: target.path,
     headers: { ...TUS_HEADERS, 'upload-offset': String(offset) },
     stream: {
       contentType: OFFSET_BODY,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { artifactIdOfUploadUrl, CairnClient, CairnError } from '../../src/client/index.js';
@@ -54,6 +55,26 @@ async function patchRaw(url: string, offset: number, bytes: Buffer): Promise<num
   );
   expect(res.status, res.text).toBe(204);
   return Number(res.headers.get('upload-offset'));
+}
+
+/** A listening server that is not Cairn: it records every request and answers 500. */
+async function startBystander(): Promise<{ url: string; seen: string[]; close: () => Promise<void> }> {
+  const seen: string[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? '(no key)'}`);
+    req.resume();
+    req.on('end', () => res.writeHead(500).end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
 }
 
 async function serverOffset(url: string): Promise<number | null> {
@@ -182,6 +203,69 @@ describe('uploadResumable', { timeout: 60_000 }, () => {
     ]);
     expect(proxy.patchedBytes()).toBe(content.length - half);
     expect(sha256(await downloaded(clientFor(s), rec.artifact_id))).toBe(sha256(content));
+  });
+
+  it('an upload URL naming another origin is resumed on the configured server: that origin gets no request, no key', async () => {
+    const bystander = await startBystander();
+    try {
+      const url = await createRaw(content.length, 'elsewhere.bin');
+      const half = MB + 3;
+      await patchRaw(url, 0, content.subarray(0, half));
+      const foreign = url.replace(s.apiUrl, bystander.url);
+      expect(foreign.startsWith(bystander.url)).toBe(true);
+      const rec = await viaProxy().uploadResumable(file, { uploadUrl: foreign });
+      expect(rec.artifact_id).toBe(artifactIdOfUploadUrl(url));
+      expect(rec.content_hash).toBe(sha256(content));
+      expect(proxy.lines()).toEqual([
+        `HEAD /v1/uploads/tus/${rec.artifact_id}`,
+        `PATCH /v1/uploads/tus/${rec.artifact_id}`,
+        `GET /v1/artifacts/${rec.artifact_id}`,
+      ]);
+      expect(proxy.patchedBytes()).toBe(content.length - half);
+
+      // Termination too goes to the configured server only.
+      const other = await createRaw(content.length, 'abandoned.bin');
+      proxy.reset();
+      await viaProxy().terminateResumableUpload(other.replace(s.apiUrl, bystander.url));
+      expect(proxy.lines()).toEqual([`DELETE /v1/uploads/tus/${artifactIdOfUploadUrl(other)}`]);
+      expect(await serverOffset(other)).toBeNull();
+      expect(bystander.seen).toEqual([]);
+    } finally {
+      await bystander.close();
+    }
+  });
+
+  it("a Location naming another origin than the client's: the bytes still go to the client's base URL", async () => {
+    // The server names its own origin; the client talks to it through the proxy (an internal name).
+    proxy.rewriteLocation = false;
+    const urls: string[] = [];
+    const rec = await viaProxy().uploadResumable(file, {
+      chunkSize: 4 * MB,
+      onUploadUrl: (u) => {
+        urls.push(u);
+      },
+    });
+    expect(urls[0]?.startsWith(s.apiUrl)).toBe(true); // handed over as the server gave it
+    expect(proxy.lines()).toEqual([
+      'POST /v1/uploads/tus',
+      `PATCH /v1/uploads/tus/${rec.artifact_id}`,
+      `PATCH /v1/uploads/tus/${rec.artifact_id}`,
+      `GET /v1/artifacts/${rec.artifact_id}`,
+    ]);
+    expect(rec.content_hash).toBe(sha256(content));
+  });
+
+  it('an upload URL whose path is not …/v1/uploads/tus/<id> is refused before any request', async () => {
+    for (const bad of [
+      `${proxy.url}/v1/artifacts/art_0000000000000000`,
+      `${proxy.url}/v1/uploads/tus`,
+      `${proxy.url}/v1/uploads/tus/`,
+      'not a url',
+    ]) {
+      await expect(viaProxy().uploadResumable(file, { uploadUrl: bad })).rejects.toThrow(/Not a Cairn upload URL/);
+      await expect(viaProxy().terminateResumableUpload(bad)).rejects.toThrow(/Not a Cairn upload URL/);
+    }
+    expect(proxy.seen).toEqual([]);
   });
 
   it("another file's upload URL (another length) is refused before any byte is sent", async () => {

@@ -4,10 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * A real HTTP proxy in front of a real Cairn, for resumable uploads: it forwards every request
- * (rewriting the server's absolute `Location` to point back at the proxy, so the PATCHes come
- * through it too), counts the request body bytes it forwards, and on demand slows request bodies
- * down, cuts the next PATCH after some bytes (the server keeps what arrived), or answers a request
- * itself (an older server's 404, a 429, a 503) instead of forwarding it.
+ * (rewriting the server's absolute `Location` to point back at the proxy, unless told not to),
+ * counts the request body bytes it forwards, and on demand slows request bodies down, cuts the
+ * next PATCH after some bytes (the server keeps what arrived), or answers a request itself (an
+ * older server's 404, a 429, a 503) instead of forwarding it.
  */
 
 export interface SeenRequest {
@@ -37,6 +37,8 @@ export class TusProxy {
   readonly seen: SeenRequest[] = [];
   /** Request bodies are forwarded at most this fast (bytes per second); null: as fast as they come. */
   bytesPerSecond: number | null = null;
+  /** Whether the server's `Location` is rewritten to the proxy's origin (false: it names the server's). */
+  rewriteLocation = true;
   url = '';
   private readonly rules: Rule[] = [];
   /** Requests being forwarded now: both ends, to cut them. */
@@ -62,6 +64,7 @@ export class TusProxy {
     this.seen.length = 0;
     this.rules.length = 0;
     this.bytesPerSecond = null;
+    this.rewriteLocation = true;
     return this;
   }
 
@@ -118,7 +121,8 @@ export class TusProxy {
     }
     const up = http.request(this.target + path, { method, headers: req.headers }, (r) => {
       const headers = { ...r.headers };
-      if (typeof headers.location === 'string') headers.location = headers.location.replace(this.target, this.url);
+      if (this.rewriteLocation && typeof headers.location === 'string')
+        headers.location = headers.location.replace(this.target, this.url);
       res.writeHead(r.statusCode ?? 502, headers);
       r.pipe(res);
     });
