@@ -1,4 +1,4 @@
-import type { PlanName } from '../core/plans.js';
+import type { PlanName } from '../shared/plan-name.js';
 
 /**
  * Records of tenants, keys, artifacts, sessions, links, pages and usage.

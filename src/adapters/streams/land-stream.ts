@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { CairnError } from '../../core/errors.js';
+import { CairnError } from '../../shared/cairn-error.js';
 
 /**
  * Feeds `source` to `write` chunk by chunk, for the `land` of every blob store: past `maxBytes` it
