@@ -136,8 +136,17 @@ export async function createRuntime(
   const secret =
     config.secret ?? (await adapters.store.getOrSetSetting('signing_secret', randomBytes(32).toString('base64url')));
   const derive = (label: string) => createHmac('sha256', secret).update(label).digest('base64url');
+  const { store, resumables, blobs, limiter, abuse } = adapters;
   const core = createCore({
-    ...adapters,
+    // One adapter object serves every metadata port; each service sees only the ones it names.
+    tenantStore: store,
+    artifactStore: store,
+    sharingStore: store,
+    sweeperStore: store,
+    resumables,
+    blobs,
+    limiter,
+    abuse,
     clock: opts.clock ?? systemClock,
     signer: new UrlSigner(derive('url-signing')),
     tokenSecret: derive('content-token'),

@@ -29,7 +29,7 @@ export async function fillPending(
     }
     await uploads.pin(row.tenantId, staged);
     await deps.blobs.commit(staged, blobKey(row.tenantId, staged.sha256));
-    return await deps.store.setPendingContent(row.tenantId, row.id, staged.sha256, staged.sizeBytes);
+    return await deps.artifactStore.setPendingContent(row.tenantId, row.id, staged.sha256, staged.sizeBytes);
   } finally {
     await deps.blobs.discard(staged);
   }
@@ -41,7 +41,7 @@ export async function fillPending(
  */
 export async function activatePending(deps: CoreDeps, tenantId: string, id: string): Promise<ArtifactRow | null> {
   await settleExpiry(deps, tenantId);
-  const tenant = await deps.store.getTenant(tenantId);
+  const tenant = await deps.tenantStore.getTenant(tenantId);
   if (!tenant) return null;
-  return deps.store.activateArtifact(tenantId, id, PLANS[tenant.plan].storageBytes, deps.clock.now());
+  return deps.artifactStore.activateArtifact(tenantId, id, PLANS[tenant.plan].storageBytes, deps.clock.now());
 }

@@ -94,14 +94,14 @@ export class ResumableUploadService {
     req: ResumableCreateRequest,
     idempotencyKey: string | undefined,
   ): Promise<{ state: ResumableState; replayed: boolean }> {
-    const { store, resumables, clock, upgradeUrl } = this.deps;
+    const { tenantStore, artifactStore, resumables, clock, upgradeUrl } = this.deps;
     // Namespaced: the same key on a direct upload must not replay this answer (or the reverse).
     const key = idempotencyKey === undefined ? undefined : `tus:${idempotencyKey}`;
     const earlier = await this.uploads.replay(caller, key);
     if (earlier) return { state: await this.replayedState(caller, earlier.body), replayed: true };
 
     await this.uploads.precheck(caller, req);
-    const tenant = (await store.getTenant(caller.tenant.id)) ?? caller.tenant;
+    const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
     const length = checkLength(req.lengthBytes, tenant.plan, upgradeUrl);
     if (tenant.storageBytes + length > PLANS[tenant.plan].storageBytes) throw this.uploads.storageFull(tenant.plan);
     const now = clock.now();
@@ -123,7 +123,7 @@ export class ResumableUploadService {
       createdAt: now,
       expiresAt,
     });
-    const inserted = await store.insertArtifact({
+    const inserted = await artifactStore.insertArtifact({
       artifact: row,
       storageLimitBytes: PLANS[tenant.plan].storageBytes,
       ...(key === undefined
@@ -154,10 +154,10 @@ export class ResumableUploadService {
   /** HEAD: how far the upload has come. A finished one answers with its offset at its length. */
   async state(caller: Caller, id: string): Promise<ResumableState | null> {
     if (!ARTIFACT_ID.test(id)) return null;
-    const { resumables, store, clock } = this.deps;
+    const { resumables, artifactStore, clock } = this.deps;
     const row = await resumables.getResumable(caller.tenant.id, id);
     if (!row) {
-      const artifact = await store.getArtifact(caller.tenant.id, id);
+      const artifact = await artifactStore.getArtifact(caller.tenant.id, id);
       return artifact?.status === 'active'
         ? { id, offsetBytes: artifact.sizeBytes, lengthBytes: artifact.sizeBytes, expiresAt: null }
         : null;
@@ -188,7 +188,7 @@ export class ResumableUploadService {
     if (!leased || leased === 'held') {
       source.resume();
       if (leased === 'held') throw offsetConflict('Another PATCH of this upload is in progress; HEAD it and retry.');
-      if ((await this.deps.store.getArtifact(caller.tenant.id, id))?.status === 'active') {
+      if ((await this.deps.artifactStore.getArtifact(caller.tenant.id, id))?.status === 'active') {
         throw offsetConflict('This upload is already complete; GET /v1/artifacts/{id} for its record.');
       }
       throw uploadGone();
@@ -294,8 +294,8 @@ export class ResumableUploadService {
    * step: the pieces stay until the artifact is active.
    */
   private async finish(row: ResumableRow): Promise<ResumableState> {
-    const { store, blobs, resumables } = this.deps;
-    let artifact = await store.getArtifact(row.tenantId, row.id);
+    const { artifactStore, blobs, resumables } = this.deps;
+    let artifact = await artifactStore.getArtifact(row.tenantId, row.id);
     if (artifact?.status === 'pending' && artifact.contentHash === '') {
       const [only] = row.segments;
       const staged =
@@ -304,7 +304,7 @@ export class ResumableUploadService {
           : await blobs.stage(Readable.from(this.readPieces(row.segments)), row.lengthBytes);
       if (!staged) throw new Error(`The piece of upload ${row.id} is missing from the blob store.`);
       await fillPending(this.deps, this.uploads, artifact, staged, 'Upload-Length');
-      artifact = await store.getArtifact(row.tenantId, row.id);
+      artifact = await artifactStore.getArtifact(row.tenantId, row.id);
     }
     if (artifact?.status === 'pending') artifact = await activatePending(this.deps, row.tenantId, row.id);
     if (artifact?.status !== 'active') throw uploadGone();

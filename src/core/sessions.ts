@@ -15,7 +15,7 @@ export class SessionService {
   async list(caller: Caller, raw: RawQuery): Promise<SessionList> {
     const { query, limit } = parseSessionQuery(raw);
     await settleExpiry(this.deps, caller.tenant.id);
-    const rows = await this.deps.store.listSessions(caller.tenant.id, query);
+    const rows = await this.deps.artifactStore.listSessions(caller.tenant.id, query);
     const shown = rows.slice(0, limit);
     const last = shown.at(-1);
     const hasMore = rows.length > limit && last !== undefined;
@@ -27,7 +27,7 @@ export class SessionService {
   }
 
   async get(caller: Caller, sessionId: string): Promise<SessionRecord> {
-    const row = await this.deps.store.getSession(caller.tenant.id, this.checkId(sessionId));
+    const row = await this.deps.artifactStore.getSession(caller.tenant.id, this.checkId(sessionId));
     if (!row) throw notFound(sessionId);
     return sessionRecord(row);
   }
@@ -36,7 +36,7 @@ export class SessionService {
   async seal(caller: Caller, sessionId: string): Promise<SealResult> {
     const id = this.checkId(sessionId);
     await settleExpiry(this.deps, caller.tenant.id);
-    const row = await this.deps.store.sealSession(caller.tenant.id, id, this.deps.clock.now());
+    const row = await this.deps.artifactStore.sealSession(caller.tenant.id, id, this.deps.clock.now());
     if (!row || row.sealedAt === null) throw notFound(sessionId);
     return {
       session_id: row.sessionId,
