@@ -1,6 +1,6 @@
 import type { AbuseSink } from '../ports/abuse-sink.js';
-import type { BlobStore } from '../ports/blob-store.js';
 import type { ArtifactStore } from '../ports/artifact-store.js';
+import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import type { ResumableUploadStore } from '../ports/resumable-upload-store.js';

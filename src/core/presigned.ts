@@ -68,7 +68,8 @@ export class PresignedUploadService {
     );
     if (tenant.storageBytes + size > plan.storageBytes) throw this.uploads.storageFull(tenant.plan);
     const session = optionalLabel(req.sessionId, 'session_id');
-    if (session !== null && (await artifactStore.getSession(tenant.id, session))?.sealedAt != null) throw sealed(session);
+    if (session !== null && (await artifactStore.getSession(tenant.id, session))?.sealedAt != null)
+      throw sealed(session);
     await artifactStore.insertArtifact({ artifact: row, storageLimitBytes: plan.storageBytes });
 
     const expiresAt = Math.floor(now / 1000) + UPLOAD_URL_SECONDS;

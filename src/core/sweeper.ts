@@ -50,7 +50,9 @@ export class Sweeper {
       resumablesPurged: await this.drain((n) => this.purgeResumables(now, n)),
       orphansMarked: await this.drain((n) => sweeperStore.markOrphanBlobs(now, n)),
       blobsDeleted: 0,
-      idempotencyPurged: await this.drain((n) => sweeperStore.purgeIdempotency(now - LIMITS.idempotencySeconds * 1000, n)),
+      idempotencyPurged: await this.drain((n) =>
+        sweeperStore.purgeIdempotency(now - LIMITS.idempotencySeconds * 1000, n),
+      ),
       linksPurged: await this.drain((n) => sweeperStore.purgeDeadLinks(now, n)),
       // Landed at or after its pending row was created, so older than the retention means
       // abandoned (a completed upload drops its own; this also catches a drop that failed). The

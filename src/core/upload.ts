@@ -165,7 +165,12 @@ export class UploadService {
   /** Pins the blob against the sweeper; waits out a delete claim that is in progress. */
   async pin(tenantId: string, staged: StagedBlob): Promise<void> {
     for (let attempt = 0; attempt < this.pinWait.attempts; attempt++) {
-      const state = await this.deps.artifactStore.pinBlob(tenantId, staged.sha256, staged.sizeBytes, this.deps.clock.now());
+      const state = await this.deps.artifactStore.pinBlob(
+        tenantId,
+        staged.sha256,
+        staged.sizeBytes,
+        this.deps.clock.now(),
+      );
       if (state === 'pinned') return;
       await sleep(this.pinWait.delayMs);
     }

@@ -200,7 +200,10 @@ describe('operator takedown', () => {
     }
     // Validation still comes first, and nothing of the refused publishes was written.
     expectError(await publish(art.artifact_id, { visibility: 'nope' }), 400, 'invalid_request');
-    expect((await s.core.deps.sharingStore.getPageBySlug(slug))?.page).toMatchObject({ live: false, access: 'password' });
+    expect((await s.core.deps.sharingStore.getPageBySlug(slug))?.page).toMatchObject({
+      live: false,
+      access: 'password',
+    });
     expect((await getArtifact(art.artifact_id)).json.page).toBeNull();
 
     await s.core.pages.restore(slug);

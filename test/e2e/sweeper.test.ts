@@ -45,7 +45,9 @@ describe('sweeper', () => {
     const keep = await put(s.apiUrl, key, 'stays', { ttl: '7d' });
     const link = (await api(s.apiUrl, key, 'POST', `/v1/artifacts/${a.artifact_id}/links`, {})).json;
     await sweep();
-    expect((await s.core.deps.artifactStore.getArtifact(await tenantId('sweep-expiry'), a.artifact_id))?.status).toBe('active');
+    expect((await s.core.deps.artifactStore.getArtifact(await tenantId('sweep-expiry'), a.artifact_id))?.status).toBe(
+      'active',
+    );
 
     clock.advance(HOUR_MS);
     const report = await sweep();
@@ -224,7 +226,12 @@ describe('sweeper', () => {
     clock.advance(ORPHAN_GRACE_MS + 1000);
     // A sweeper claims the blob for deletion and dies: nothing deleted, nothing forgotten.
     const now = clock.now();
-    const claimed = await s.core.deps.sweeperStore.claimOrphanBlobs(now - ORPHAN_GRACE_MS, now - STALE_CLAIM_MS, now, 500);
+    const claimed = await s.core.deps.sweeperStore.claimOrphanBlobs(
+      now - ORPHAN_GRACE_MS,
+      now - STALE_CLAIM_MS,
+      now,
+      500,
+    );
     expect(claimed.map((c) => c.contentHash)).toContain(a.content_hash);
 
     const original = s.core.uploads;

@@ -137,7 +137,9 @@ ${keys.length === 0 ? html`<p class="muted">No keys yet.</p>` : html`<div class=
     const session = await ctx.requireSession(request, reply);
     if (!session) return reply;
     const { id } = request.params as { id: string };
-    const key = (await core.deps.tenantStore.listApiKeys(session.tenant.id)).find((k) => k.id === id && k.revokedAt === null);
+    const key = (await core.deps.tenantStore.listApiKeys(session.tenant.id)).find(
+      (k) => k.id === id && k.revokedAt === null,
+    );
     if (!key) return keysPage(reply, session, 404, notice('error', 'No such active key.'));
     return sendHtml(
       reply,
