@@ -119,6 +119,8 @@ export interface RuntimeOptions {
   operatorLog?: Writable;
   /** Told of the core's countable events (the metrics). */
   observer?: CoreObserver;
+  /** Where the core reads its origins; default the configured ones (see BoundOrigins for serve's). */
+  origins?: Origins;
 }
 
 /**
@@ -150,7 +152,7 @@ export async function createRuntime(
     clock: opts.clock ?? systemClock,
     signer: new UrlSigner(derive('url-signing')),
     tokenSecret: derive('content-token'),
-    origins: originsOf(config),
+    origins: opts.origins ?? originsOf(config),
     upgradeUrl: config.upgradeUrl,
     directDownloads: config.s3DirectDownloads,
     maxUploadsPerTenant: config.maxUploadsPerTenant,
