@@ -11,22 +11,8 @@ import {
 import { MIGRATIONS } from '../../src/adapters/postgres/schema.js';
 import type { ArtifactQuery, ArtifactRow, InsertArtifactResult, TenantRow } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
-import { artifactStoreContract } from '../contract/artifact-store.contract.js';
-import type { MakeMetadataStore } from '../contract/metadata-fixture.js';
-import { metadataLifecycleContract } from '../contract/metadata-lifecycle.contract.js';
+import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';
 import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
-import { sharingStoreContract } from '../contract/sharing-store.contract.js';
-import { sweeperStoreContract } from '../contract/sweeper-store.contract.js';
-import { tenantStoreContract } from '../contract/tenant-store.contract.js';
-
-/** One contract per metadata port, each against this engine (the adapter implements them all). */
-const metadataPortContracts = [
-  metadataLifecycleContract,
-  tenantStoreContract,
-  artifactStoreContract,
-  sharingStoreContract,
-  sweeperStoreContract,
-];
 
 const url = process.env.CAIRN_TEST_DATABASE_URL;
 
@@ -74,7 +60,7 @@ if (reason && process.env.CI) {
   });
 } else {
   describe.skipIf(reason !== null)('PostgresMetadataStore', () => {
-    const makePostgresStore: MakeMetadataStore = async () => {
+    metadataStoreContracts('postgres', async () => {
       const schema = schemaName();
       const store = new PostgresMetadataStore({ connectionString: url!, schema });
       return {
@@ -85,8 +71,7 @@ if (reason && process.env.CI) {
           await dropSchema(schema);
         },
       };
-    };
-    for (const contract of metadataPortContracts) contract('postgres', makePostgresStore);
+    });
 
     accountStoreContract('postgres', async () => {
       const schema = schemaName();

@@ -6,29 +6,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildArtifactListQuery, buildSessionListQuery, SqliteMetadataStore } from '../../src/adapters/sqlite/index.js';
 import type { ArtifactQuery } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
-import { artifactStoreContract } from '../contract/artifact-store.contract.js';
-import type { MakeMetadataStore } from '../contract/metadata-fixture.js';
-import { metadataLifecycleContract } from '../contract/metadata-lifecycle.contract.js';
+import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';
 import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
-import { sharingStoreContract } from '../contract/sharing-store.contract.js';
-import { sweeperStoreContract } from '../contract/sweeper-store.contract.js';
-import { tenantStoreContract } from '../contract/tenant-store.contract.js';
 
 async function tempDir(): Promise<{ dir: string; remove: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'cairn-sqlite-'));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** One contract per metadata port, each against this engine (the adapter implements them all). */
-const metadataPortContracts = [
-  metadataLifecycleContract,
-  tenantStoreContract,
-  artifactStoreContract,
-  sharingStoreContract,
-  sweeperStoreContract,
-];
-
-const makeSqliteStore: MakeMetadataStore = async () => {
+metadataStoreContracts('sqlite', async () => {
   const { dir, remove } = await tempDir();
   const store = new SqliteMetadataStore({ path: join(dir, 'cairn.db') });
   return {
@@ -39,8 +25,7 @@ const makeSqliteStore: MakeMetadataStore = async () => {
       await remove();
     },
   };
-};
-for (const contract of metadataPortContracts) contract('sqlite', makeSqliteStore);
+});
 
 accountStoreContract('sqlite', async () => {
   const { dir, remove } = await tempDir();
