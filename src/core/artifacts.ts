@@ -8,9 +8,12 @@ import { artifactRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type ArtifactServiceDeps = Pick<CoreDeps, 'artifactStore' | 'clock' | 'origins'>;
+
 /** Reads and soft deletes of artifact records. */
 export class ArtifactService {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: ArtifactServiceDeps) {}
 
   async get(caller: Caller, id: string): Promise<ArtifactRecord> {
     checkArtifactId(id);

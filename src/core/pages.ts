@@ -41,6 +41,12 @@ export const REPORT_PER_IP: RateRule = { burst: 20, sustainedPerSecond: 20 / 360
 
 const RECEIVED = { received: true } as const;
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type PageServiceDeps = Pick<
+  CoreDeps,
+  'artifactStore' | 'sharingStore' | 'abuse' | 'clock' | 'limiter' | 'log' | 'tokenSecret' | 'upgradeUrl' | 'origins'
+>;
+
 /**
  * Public pages: publishing an artifact as `{viewer}/a/<slug>`, taking it down, the password gate
  * (gate-info, unlock, content tokens) and abuse reports. Every "no" of the public side is the
@@ -49,7 +55,7 @@ const RECEIVED = { received: true } as const;
  */
 export class PageService {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: PageServiceDeps,
     private readonly passwords: PasswordHasher,
   ) {}
 

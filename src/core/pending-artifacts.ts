@@ -17,7 +17,7 @@ import type { UploadService } from './upload.js';
  * row. Consumes `staged`. False when the row is no longer pending (completed or removed meanwhile).
  */
 export async function fillPending(
-  deps: CoreDeps,
+  deps: Pick<CoreDeps, 'artifactStore' | 'blobs'>,
   uploads: UploadService,
   row: ArtifactRow,
   staged: StagedBlob,
@@ -39,7 +39,11 @@ export async function fillPending(
  * pending (with its bytes) → active, counting its storage now: the quota is checked here again,
  * since the bytes may have taken long to arrive. Storage freed by expiry meanwhile counts.
  */
-export async function activatePending(deps: CoreDeps, tenantId: string, id: string): Promise<ArtifactRow | null> {
+export async function activatePending(
+  deps: Pick<CoreDeps, 'tenantStore' | 'artifactStore' | 'clock'>,
+  tenantId: string,
+  id: string,
+): Promise<ArtifactRow | null> {
   await settleExpiry(deps, tenantId);
   const tenant = await deps.tenantStore.getTenant(tenantId);
   if (!tenant) return null;

@@ -26,6 +26,12 @@ export interface UploadUrlRequest extends UploadRequest {
 /** Object storage receives the bytes itself; the landing key is where they wait for `complete`. */
 const landingKey = (tenantId: string, artifactId: string) => `uploads/${tenantId}/${artifactId}`;
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type PresignedDeps = Pick<
+  CoreDeps,
+  'tenantStore' | 'artifactStore' | 'sharingStore' | 'blobs' | 'clock' | 'log' | 'origins' | 'signer' | 'upgradeUrl'
+>;
+
 /**
  * Large-file uploads in three steps (Pro only): a pending artifact and a PUT URL, the PUT of the
  * bytes (straight to object storage when it can sign URLs, else to Cairn's own signed endpoint),
@@ -33,7 +39,7 @@ const landingKey = (tenantId: string, artifactId: string) => `uploads/${tenantId
  */
 export class PresignedUploadService {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: PresignedDeps,
     private readonly uploads: UploadService,
     private readonly uploadSlots: UploadSlots,
   ) {}

@@ -71,6 +71,12 @@ export function parseChecksum(header: string | undefined): Checksum | null {
   return { algorithm, digest: m[2]! };
 }
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type ResumableDeps = Pick<
+  CoreDeps,
+  'tenantStore' | 'artifactStore' | 'resumables' | 'blobs' | 'clock' | 'log' | 'observer' | 'upgradeUrl'
+>;
+
 /**
  * Resumable uploads (the tus protocol at the edge). An upload is a pending artifact, created with
  * every check of an upload before any byte, plus a row of the ResumableUploadStore: its length,
@@ -84,7 +90,7 @@ export function parseChecksum(header: string | undefined): Checksum | null {
  */
 export class ResumableUploadService {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: ResumableDeps,
     private readonly uploads: UploadService,
   ) {}
 

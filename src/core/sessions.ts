@@ -9,8 +9,11 @@ import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 import { checkLabel } from './validation.js';
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type SessionServiceDeps = Pick<CoreDeps, 'artifactStore' | 'clock'>;
+
 export class SessionService {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: SessionServiceDeps) {}
 
   async list(caller: Caller, raw: RawQuery): Promise<SessionList> {
     const { query, limit } = parseSessionQuery(raw);

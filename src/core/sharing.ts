@@ -29,13 +29,19 @@ export interface Servable {
   tenant: TenantRow;
 }
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type SharingServiceDeps = Pick<
+  CoreDeps,
+  'artifactStore' | 'sharingStore' | 'blobs' | 'clock' | 'directDownloads' | 'origins' | 'signer' | 'upgradeUrl'
+>;
+
 /**
  * Two ways to hand bytes to someone without a key: a private signed URL (one hour, for the
  * caller itself) and a download link (a shareable `lnk_` URL with its own lifetime and quota).
  * Both are served by the content origin and both stop working the moment the artifact goes.
  */
 export class SharingService {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: SharingServiceDeps) {}
 
   async downloadUrl(caller: Caller, id: string): Promise<DownloadUrl> {
     checkArtifactId(id);

@@ -22,6 +22,12 @@ export interface SweepReport {
 
 export { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS };
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type SweeperDeps = Pick<
+  CoreDeps,
+  'artifactStore' | 'sweeperStore' | 'resumables' | 'blobs' | 'clock' | 'log' | 'observer'
+>;
+
 /**
  * The background sweeper. Every step is a bounded batch in its own transaction, and every step
  * is idempotent, so several instances may run at once and a sweeper killed half-way leaves work
@@ -32,7 +38,7 @@ export class Sweeper {
   private running: Promise<SweepReport> | null = null;
 
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: SweeperDeps,
     private readonly batch = 500,
     /** Upper bound on batches per step per run, so one run never monopolises the store. */
     private readonly maxBatches = 200,

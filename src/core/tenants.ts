@@ -20,11 +20,17 @@ export interface Caller {
   key: ApiKeyRow;
 }
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type TenantServiceDeps = Pick<
+  CoreDeps,
+  'tenantStore' | 'artifactStore' | 'sharingStore' | 'clock' | 'upgradeUrl'
+>;
+
 export class TenantService {
   private readonly callers = new CallerCache();
 
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: TenantServiceDeps,
     private readonly requests: RequestCounter,
   ) {}
 

@@ -57,9 +57,15 @@ export interface PinWait {
  */
 export const PIN_RETRY_AFTER_SECONDS = Math.ceil(STALE_CLAIM_MS / 2000);
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type UploadDeps = Pick<
+  CoreDeps,
+  'tenantStore' | 'artifactStore' | 'blobs' | 'clock' | 'log' | 'observer' | 'origins' | 'upgradeUrl'
+>;
+
 export class UploadService {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: UploadDeps,
     private readonly pinWait: PinWait = { attempts: 100, delayMs: 100 },
   ) {}
 
