@@ -2,6 +2,7 @@ import { streamToFile } from './downloads.js';
 import { CairnError } from './errors.js';
 import { walkPages } from './iterate.js';
 import { artifactsQuery, sessionsQuery } from './query.js';
+import { resumableSupport, terminateResumable, uploadResumable } from './resumable.js';
 import { scanTranscriptFile, scanTranscriptText, withTranscriptModels } from './transcript.js';
 import { type Call, followedUncertainAttempt, Transport } from './transport.js';
 import type {
@@ -24,6 +25,8 @@ import type {
   PublishOptions,
   PublishResult,
   RequestUploadUrlInput,
+  ResumableSupport,
+  ResumableUploadOptions,
   RevokeLinkResult,
   SealResult,
   SessionList,
@@ -95,6 +98,26 @@ export class CairnClient {
   /** Multipart, streamed from disk; retried (file re-opened) on 5xx/network only with an idempotencyKey. */
   async uploadFile(path: string, opts: UploadOptions = {}): Promise<ArtifactRecord> {
     return this.upload({ stream: await fileMultipart(path, opts) }, opts);
+  }
+
+  /**
+   * Resumable (tus 1.0.0, `/v1/uploads/tus`), streamed from disk: creates the upload (or picks up
+   * `opts.uploadUrl`), PATCHes the file from the server's offset, and after a dropped connection,
+   * 5xx, 409 or 429 asks the server's offset (HEAD) and goes on from there. Resolves with the
+   * artifact (`GET /v1/artifacts/{id}`). `onUploadUrl` gets the URL to keep for a later resume.
+   */
+  uploadResumable(path: string, opts: ResumableUploadOptions = {}): Promise<ArtifactRecord> {
+    return uploadResumable(this.http, path, opts);
+  }
+
+  /** The server's tus endpoint (`OPTIONS /v1/uploads/tus`), or null on a Cairn without one (404). */
+  resumableUploadSupport(): Promise<ResumableSupport | null> {
+    return resumableSupport(this.http);
+  }
+
+  /** Abandons a resumable upload (tus termination): its bytes go. One already gone is no error. */
+  terminateResumableUpload(uploadUrl: string): Promise<void> {
+    return terminateResumable(this.http, uploadUrl);
   }
 
   /** Multipart, streamed from the caller's stream; never retried (the stream can be read once). */

@@ -2,6 +2,7 @@
 export { CairnClient, DEFAULT_BASE_URL } from './client.js';
 export { CairnError } from './errors.js';
 export { deriveIdempotencyKey, deriveSuccessorKey, type IdempotencyParts, sha256File } from './hashing.js';
+export { artifactIdOfUploadUrl } from './resumable.js';
 export {
   modelOfRecord,
   scanTranscriptFile,
@@ -31,6 +32,8 @@ export type {
   PublishOptions,
   PublishResult,
   RequestUploadUrlInput,
+  ResumableSupport,
+  ResumableUploadOptions,
   RevokeLinkResult,
   SealResult,
   SessionList,

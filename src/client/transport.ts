@@ -21,7 +21,7 @@ export interface StreamingBody {
 }
 
 export interface Call {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'HEAD' | 'OPTIONS' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path under the base URL ('/v1/…'), or an absolute URL with `absolute`. */
   path: string;
   absolute?: boolean;
@@ -88,9 +88,7 @@ export class Transport {
       if (attempt >= max) throw final(error);
       if (res.status === 429) {
         // The server refused before doing anything, so this is safe for every call.
-        await sleep(
-          error.retryAfter !== null ? Math.min(error.retryAfter, MAX_RETRY_WAIT_S) * 1000 : backoffMs(attempt),
-        );
+        await sleep(retryWaitMs(error, attempt));
         continue;
       }
       if (res.status >= 500 && call.idempotent) {
@@ -165,6 +163,12 @@ export class Transport {
   }
 }
 
+/** The server's Retry-After (capped at MAX_RETRY_WAIT_S) when it sent one, else the backoff. */
+export function retryWaitMs(error: CairnError, attempt: number): number {
+  return error.retryAfter !== null ? Math.min(error.retryAfter, MAX_RETRY_WAIT_S) * 1000 : backoffMs(attempt);
+}
+
+/** The wait before retry number `attempt + 1`: 200 ms doubling, plus up to 50 % jitter, at most 5 s. */
 function backoffMs(attempt: number): number {
   const base = BACKOFF_BASE_MS * 2 ** attempt;
   return Math.min(base + Math.random() * base * 0.5, 5_000);

@@ -88,6 +88,36 @@ export interface UploadResponseInfo {
   replayed: boolean;
 }
 
+/** `uploadResumable`: the usual upload options, plus where to pick an earlier upload up. */
+export interface ResumableUploadOptions extends UploadOptions {
+  /**
+   * An upload URL from an earlier call's `onUploadUrl`: the bytes go on from the server's offset.
+   * One the server no longer knows (expired after 24 h, terminated) starts a new upload.
+   */
+  uploadUrl?: string;
+  /**
+   * Called with the URL of a newly created upload before any byte is sent (awaited), so a caller
+   * can keep it and resume after a crash. Not called when `uploadUrl` is picked up as it is.
+   */
+  onUploadUrl?: (uploadUrl: string) => void | Promise<void>;
+  /**
+   * At most this many bytes per PATCH (default: the rest of the file in one). A connection that
+   * drops keeps what arrived either way; a server that crashes mid-PATCH loses that PATCH's bytes,
+   * so pieces bound what a crash costs, at one request (counted like any call) each.
+   */
+  chunkSize?: number;
+}
+
+/** What the server's tus endpoint offers (`OPTIONS /v1/uploads/tus`). */
+export interface ResumableSupport {
+  version: '1.0.0';
+  /** `Tus-Extension`: creation, creation-with-upload, termination, expiration, checksum. */
+  extensions: string[];
+  /** `Tus-Max-Size` in bytes, when the server says. */
+  maxSize: number | null;
+  checksumAlgorithms: string[];
+}
+
 export type UploadStreamOptions = UploadOptions & { filename: string; size?: number };
 export type UploadBytesOptions = UploadOptions & { filename: string };
 export type StreamBody = Readable | ReadableStream<Uint8Array>;

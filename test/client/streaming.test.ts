@@ -8,8 +8,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempFolder } from './fixtures.js';
 
 /**
- * A 300 MB upload and download through the SDK in a child process with a 64 MB heap, sampling
- * its RSS: the file must stream, never sit in memory. The child runs the SDK compiled from
+ * A 300 MB upload, download and resumable upload through the SDK in a child process with a 64 MB
+ * heap, sampling its RSS: the file must stream, never sit in memory. The child runs the SDK compiled from
  * src/client (with the wire types it imports from src/wire) into a temp folder, so the test does
  * not depend on a prior build.
  */
@@ -59,8 +59,10 @@ const rec = await client.uploadFile(file, { onProgress: () => { progressCalls++;
 const uploadPeak = Math.max(peak, rss());
 const dl = await client.downloadToFile(rec.artifact_id, out);
 peak = Math.max(peak, rss());
+const tusRec = await client.uploadResumable(file, { filename: 'big-resumable.bin' });
+peak = Math.max(peak, rss());
 clearInterval(timer);
-process.stdout.write(JSON.stringify({ rec, dl, base, uploadPeak, peak, progressCalls }));
+process.stdout.write(JSON.stringify({ rec, dl, tusRec, base, uploadPeak, peak, progressCalls }));
 `;
 
 /** A sparse 300 MB file with a few random blocks, so its hash is not just that of zeros. */
@@ -93,6 +95,8 @@ describe('streaming a 300 MB file', () => {
     expect(r.rec).toMatchObject({ filename: 'big.bin', size_bytes: SIZE, content_hash: expected });
     expect(r.progressCalls).toBeGreaterThan(10);
     expect(r.dl).toEqual({ path: out, sizeBytes: SIZE });
+    // The resumable upload (tus PATCH) streams the file the same way.
+    expect(r.tusRec).toMatchObject({ filename: 'big-resumable.bin', size_bytes: SIZE, content_hash: expected });
     expect((await stat(out)).size).toBe(SIZE);
     expect(await sha256File(out)).toBe(expected);
     // Buffering the file would add at least SIZE (300 MB); streaming stays within a few tens of MB.

@@ -78,6 +78,17 @@ describe('tus 1.0.0 resumable uploads', () => {
     expect(sha(await download(id))).toBe(sha(data));
     // The pieces went with the upload.
     expect((await s.landedFiles()).filter((f) => f.includes(id))).toEqual([]);
+
+    // The same bytes again: a second artifact over the one stored blob, counted once.
+    const storage = async () => (await api(s.apiUrl, s.apiKey, 'GET', '/v1/whoami')).json.usage_storage_bytes as number;
+    const before = await storage();
+    const again = await tusJsUpload(data, { endpoint, apiKey: s.apiKey, metadata: { filename: 'copy.bin' } });
+    expect(idOf(again.url)).not.toBe(id);
+    expect((await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${idOf(again.url)}`)).json.content_hash).toBe(
+      sha(data),
+    );
+    expect(await storage()).toBe(before);
+    expect((await s.blobFiles()).filter((f) => f.endsWith(sha(data)))).toHaveLength(1);
   });
 
   /** Creates an upload with raw HTTP; returns its URL. */

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -40,14 +40,19 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** No CAIRN_* (childEnv), no SERVICE_API_KEY and no colour settings leak in from the parent unless `env` names them. */
 export function runCairn(args: string[], opts: CliOptions): Promise<CliRun> {
+  return spawnCairn(args, opts).done;
+}
+
+/** runCairn, with a hold of the child while it runs (to kill it part way, say). */
+export function spawnCairn(args: string[], opts: CliOptions): { child: ChildProcess; done: Promise<CliRun> } {
   const extra = opts.env ?? {};
   const env = childEnv({ CAIRN_CONFIG_DIR: opts.configDir, CAIRN_API_URL: opts.apiUrl, ...extra });
   for (const k of ['SERVICE_API_KEY', 'NO_COLOR', 'FORCE_COLOR', 'XDG_CONFIG_HOME']) if (!(k in extra)) delete env[k];
-  return new Promise((resolve, reject) => {
-    const [command, argv] = opts.terminal
-      ? ['script', ['-qec', terminalCommand(args, opts.terminal.stdoutTo), '/dev/null']]
-      : [process.execPath, [BIN, ...args]];
-    const child = spawn(command, argv, { cwd: opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const [command, argv] = opts.terminal
+    ? ['script', ['-qec', terminalCommand(args, opts.terminal.stdoutTo), '/dev/null']]
+    : [process.execPath, [BIN, ...args]];
+  const child = spawn(command, argv, { cwd: opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const done = new Promise<CliRun>((resolve, reject) => {
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (d: Buffer) => out.push(d));
@@ -63,6 +68,7 @@ export function runCairn(args: string[], opts: CliOptions): Promise<CliRun> {
     });
     child.stdin.end(opts.input);
   });
+  return { child, done };
 }
 
 function terminalCommand(args: string[], stdoutTo: string | undefined): string {

@@ -138,6 +138,33 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   });
   const completedSize: number | undefined = complete.data?.size_bytes;
 
+  // A resumable (tus) upload in two pieces, with a HEAD between them, and one abandoned.
+  const tus = { 'tus-resumable': '1.0.0' as const };
+  const tusOptions = await anonymous.OPTIONS('/v1/uploads/tus');
+  const startUpload = (length: number) =>
+    cairn.POST('/v1/uploads/tus', {
+      params: {
+        header: { ...tus, 'upload-length': String(length), 'upload-metadata': `filename ${btoa('resumed.txt')}` },
+      },
+    });
+  const created = await startUpload(11);
+  const uploadId = created.response.headers.get('location')?.split('/').pop() ?? '';
+  const sendPiece = (offset: string, bytes: string) =>
+    cairn.PATCH('/v1/uploads/tus/{id}', {
+      params: { path: { id: uploadId }, header: { ...tus, 'upload-offset': offset } },
+      body: bytes,
+      bodySerializer: (body) => body,
+      headers: { 'content-type': 'application/offset+octet-stream' },
+    });
+  const firstPiece = await sendPiece('0', 'resumed');
+  const head = await cairn.HEAD('/v1/uploads/tus/{id}', { params: { path: { id: uploadId }, header: tus } });
+  const offset = head.response.headers.get('upload-offset') ?? '';
+  const lastPiece = await sendPiece(offset, ' ok!');
+  const resumed = await cairn.GET('/v1/artifacts/{id}', { params: { path: { id: uploadId } } });
+  const abandonedId = (await startUpload(5)).response.headers.get('location')?.split('/').pop() ?? '';
+  const terminated = await cairn.DELETE('/v1/uploads/tus/{id}', { params: { path: { id: abandonedId }, header: tus } });
+  const afterwards = await cairn.HEAD('/v1/uploads/tus/{id}', { params: { path: { id: abandonedId }, header: tus } });
+
   const published = await cairn.POST('/v1/artifacts/{id}/publish', {
     params: { path: { id } },
     body: { visibility: 'unlisted', access: 'password', password: 'open sesame', title: 'Notes' },
@@ -181,6 +208,17 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     requestUploadUrl: { status: ticket.response.status, detail: ticket.data.status },
     putUpload: { status: put.response.status, detail: put.data?.size_bytes },
     completeUpload: { status: complete.response.status, detail: completedSize },
+    getResumableUploadOptions: {
+      status: tusOptions.response.status,
+      detail: tusOptions.response.headers.get('tus-version'),
+    },
+    createResumableUpload: { status: created.response.status, detail: uploadId.slice(0, 4) },
+    getResumableUploadOffset: { status: head.response.status, detail: offset },
+    appendToResumableUpload: {
+      status: lastPiece.response.status,
+      detail: [firstPiece.response.status, lastPiece.response.headers.get('upload-offset'), resumed.data?.size_bytes],
+    },
+    terminateResumableUpload: { status: terminated.response.status, detail: afterwards.response.status },
     publishArtifact: { status: published.response.status, detail: published.data.access },
     getPageGateInfo: { status: gate.response.status, detail: access },
     unlockPage: { status: unlock.response.status, detail: tokenSeconds },

@@ -40,6 +40,8 @@ export function createProgress(
 /** Redraws at most ten times a second: `label [#####-----]  42%  12.0 MB/29.1 MB  4.1 MB/s  ETA 0:04`. */
 export class ProgressBar implements Progress {
   private done = 0;
+  /** The first count reported: a resumed upload starts part way, and the rate is this run's alone. */
+  private from: number | null = null;
   private lastDraw = 0;
   private readonly started: number;
 
@@ -58,6 +60,7 @@ export class ProgressBar implements Progress {
 
   update(done: number, total?: number | null): void {
     this.done = done;
+    this.from ??= done;
     if (typeof total === 'number' && total > 0) this.total = total;
     const t = this.now();
     if (t - this.lastDraw < 100 && done < this.total) return;
@@ -83,7 +86,7 @@ export class ProgressBar implements Progress {
   render(at: number): string {
     const fraction = this.total > 0 ? Math.min(1, this.done / this.total) : 0;
     const seconds = Math.max((at - this.started) / 1000, 0.001);
-    const rate = this.done / seconds;
+    const rate = (this.done - (this.from ?? 0)) / seconds;
     const eta = rate > 0 ? (this.total - this.done) / rate : Number.POSITIVE_INFINITY;
     const tail = [
       `${String(Math.floor(fraction * 100)).padStart(3)}%`,

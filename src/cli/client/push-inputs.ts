@@ -12,6 +12,8 @@ export interface PushInput {
   size: number;
   /** For a file found under a folder given with --recursive: its path from that folder's parent. */
   relativePath?: string;
+  /** Stdin saved to a temporary file: a path no later push will name, so nothing to resume by. */
+  temporary?: true;
 }
 
 export interface ExpandOptions {
@@ -50,7 +52,7 @@ export async function expandInputs(
         tempDir = await mkdtemp(path.join(tmpdir(), 'cairn-stdin-'));
         const file = path.join(tempDir, 'stdin');
         await pipeline(opts.stdin ?? process.stdin, createWriteStream(file, { mode: 0o600 }));
-        inputs.push({ file, filename: opts.name ?? 'stdin', size: (await stat(file)).size });
+        inputs.push({ file, filename: opts.name ?? 'stdin', size: (await stat(file)).size, temporary: true });
         continue;
       }
       const s = await statInput(arg);

@@ -16,9 +16,32 @@ import { formatBytes } from './format.js';
 import { collectMeta, parseTtl } from './parse.js';
 import { createProgress } from './progress.js';
 import { expandInputs, type PushInput } from './push-inputs.js';
+import { type Attempt, type Pushed, sendResumable } from './push-resumable.js';
 
 /** A derived key is followed past at most this many deleted artifacts (each push-rm-push adds one). */
 const MAX_SUCCESSOR_HOPS = 100;
+
+/**
+ * Files larger than this go up resumably (tus) when the server offers it: an interrupted push of
+ * a big file then goes on where it stopped. Smaller ones take one multipart request, as before.
+ * CAIRN_RESUMABLE_THRESHOLD_BYTES overrides it (bytes).
+ */
+export const RESUMABLE_THRESHOLD_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A resumable upload is sent in PATCHes of at most this much: a dropped connection keeps what
+ * arrived anyway, but a server that crashes mid-PATCH loses that PATCH's bytes, so this bounds
+ * the loss (at a request per piece). CAIRN_RESUMABLE_CHUNK_BYTES overrides it (bytes).
+ */
+export const RESUMABLE_CHUNK_BYTES = 256 * 1024 * 1024;
+
+/** How this push sends its files: the threshold, --no-resume, and whether the server has tus (asked once). */
+interface UploadWay {
+  threshold: number;
+  resume: boolean;
+  chunkSize: number;
+  serverOffersTus(): Promise<boolean>;
+}
 
 export function registerPushCommand(program: Command): void {
   withClientOptions(
@@ -44,12 +67,17 @@ export function registerPushCommand(program: Command): void {
       )
       .option('--publish', 'publish each new artifact as an unlisted page after upload')
       .option('--title <title>', 'page title (implies --publish)')
+      .option('--no-resume', 'start big files over: forget (and abandon) an interrupted upload of them')
       .addHelpText(
         'after',
         `
 Re-running a push with the same file and options replays the first upload (for 24 hours) instead
 of storing a second artifact; if that artifact has since been deleted or has expired, a new one
-is stored. With several files and --json, one JSON record is printed per line as each completes.`,
+is stored. With several files and --json, one JSON record is printed per line as each completes.
+
+Files over 64 MiB go up resumably when the server offers it: if the push is interrupted, running
+the same push again goes on from the bytes the server already has (for 24 hours), instead of
+starting over. --no-resume starts over. See docs/cli.md for where the upload state is kept.`,
       ),
     [
       'cairn push report.md',
@@ -62,14 +90,6 @@ is stored. With several files and --json, one JSON record is printed per line as
       'make-report | cairn push - --name report.md',
     ],
   ).action(clientAction(push));
-}
-
-interface Pushed {
-  record: ArtifactRecord;
-  /** The upload replayed an earlier, still live, artifact. */
-  replayed: boolean;
-  /** The artifact as GET returns it (with `page`), when it was fetched to check a replay. */
-  current: ArtifactRecord | null;
 }
 
 async function push(ctx: Ctx, args: unknown[], opts: Record<string, unknown>): Promise<void> {
@@ -90,6 +110,7 @@ async function pushAll(ctx: Ctx, inputs: PushInput[], opts: Record<string, unkno
     throw new UsageError('--idempotency-key names one upload; push one file at a time to use it.');
   }
   const base = uploadOptions(opts);
+  const way = uploadWay(ctx, opts.resume !== false);
   const title = opts.title as string | undefined;
   const publish = opts.publish === true || title !== undefined;
 
@@ -112,7 +133,7 @@ async function pushAll(ctx: Ctx, inputs: PushInput[], opts: Record<string, unkno
         transcript: upload.transcript,
         metadata: upload.metadata,
       });
-    const pushed = await pushFile(ctx, file, input.size, upload, key, explicitKey === undefined);
+    const pushed = await pushFile(ctx, input, upload, key, explicitKey === undefined, way);
     let record = pushed.record;
     if (publish) record = await publishNew(ctx, pushed, title);
     // Printed as each file completes, so a later failure never hides what was already stored.
@@ -127,6 +148,34 @@ async function pushAll(ctx: Ctx, inputs: PushInput[], opts: Record<string, unkno
       if (record.page) ctx.print(`  page: ${ctx.paint('green', record.page.public_url)}`);
     }
   }
+}
+
+/** The resumable threshold (CAIRN_RESUMABLE_THRESHOLD_BYTES or 64 MiB); the server is asked about tus at most once. */
+function uploadWay(ctx: Ctx, resume: boolean): UploadWay {
+  const threshold = bytesSetting('CAIRN_RESUMABLE_THRESHOLD_BYTES', RESUMABLE_THRESHOLD_BYTES, 0);
+  const chunkSize = bytesSetting('CAIRN_RESUMABLE_CHUNK_BYTES', RESUMABLE_CHUNK_BYTES, 1);
+  let offered: Promise<boolean> | undefined;
+  return {
+    threshold,
+    resume,
+    chunkSize,
+    // An older Cairn answers 404: its files go up as one multipart request, as they always did.
+    serverOffersTus: () => {
+      offered ??= ctx.client.resumableUploadSupport().then((support) => support !== null);
+      return offered;
+    },
+  };
+}
+
+/** A byte count from the environment, else `fallback`; anything but a whole number >= `min` is a usage error. */
+function bytesSetting(name: string, fallback: number, min: number): number {
+  const raw = nonEmpty(process.env[name]);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`${name} must be a whole number of bytes (at least ${min}), not "${raw}".`);
+  }
+  return n;
 }
 
 /** The options every file of this push shares, from the flags and CAIRN_AGENT_ID. */
@@ -153,54 +202,71 @@ function uploadOptions(opts: Record<string, unknown>): UploadOptions {
  */
 async function pushFile(
   ctx: Ctx,
-  file: string,
-  size: number | null,
+  input: PushInput,
   upload: UploadOptions,
   firstKey: string,
   derived: boolean,
+  way: UploadWay,
 ): Promise<Pushed> {
   let key = firstKey;
-  const dead: string[] = [];
+  // The gone artifacts the key led to (null: a gone upload the server did not name).
+  const dead: (string | null)[] = [];
   for (;;) {
-    let replayed = false;
-    const progress = createProgress(`push ${upload.filename}`, size);
-    let record: ArtifactRecord;
-    try {
-      record = await ctx.client.uploadFile(file, {
-        ...upload,
-        idempotencyKey: key,
-        onProgress: (sent, total) => progress.update(sent, total),
-        onResponse: (r) => {
-          replayed = r.replayed;
-        },
-      });
-      if (replayed) progress.stop('already on the server');
-      else progress.finish();
-    } catch (err) {
-      progress.abort();
-      throw err;
-    }
-    if (!replayed) {
+    const attempt =
+      input.size > way.threshold && (await way.serverOffersTus())
+        ? await sendResumable(ctx, input, upload, key, way)
+        : await sendMultipart(ctx, input, upload, key);
+    if ('record' in attempt) {
       // Said only when something new was stored: a re-run that replays the successor stays quiet.
-      if (dead.length > 0) {
-        const earlier = dead.length === 1 ? `upload ${dead[0]} is` : `uploads ${dead.join(', ')} are`;
-        ctx.note(`${upload.filename}: the earlier ${earlier} gone; stored it again as ${record.artifact_id}.`);
+      if (!attempt.replayed && dead.length > 0) {
+        const named = dead.filter((id): id is string => id !== null);
+        const earlier =
+          named.length === 0
+            ? 'upload is'
+            : named.length === 1
+              ? `upload ${named[0]} is`
+              : `uploads ${named.join(', ')} are`;
+        ctx.note(`${upload.filename}: the earlier ${earlier} gone; stored it again as ${attempt.record.artifact_id}.`);
       }
-      return { record, replayed, current: null };
+      return attempt;
     }
-    const { current, gone } = await lookUp(ctx, record.artifact_id);
-    if (current) return { record, replayed, current };
+    const { gone, successorOf, deadId } = attempt;
     if (!derived) {
-      const why = gone.code === 'artifact_expired' ? 'has expired' : 'was deleted';
-      ctx.note(
-        `--idempotency-key ${key} replays ${record.artifact_id}, which ${why}; pass a new key to store it again.`,
-      );
+      const why = gone.code === 'artifact_expired' ? 'has expired' : gone.status === 404 ? 'is gone' : 'was deleted';
+      const what = deadId === null ? 'an upload' : deadId;
+      ctx.note(`--idempotency-key ${key} replays ${what}, which ${why}; pass a new key to store it again.`);
       throw gone;
     }
     if (dead.length >= MAX_SUCCESSOR_HOPS) throw gone;
-    dead.push(record.artifact_id);
-    key = deriveSuccessorKey(key, record.artifact_id);
+    dead.push(deadId);
+    key = deriveSuccessorKey(key, successorOf);
   }
+}
+
+/** One multipart POST; a replay is looked up, since its record is the one stored then. */
+async function sendMultipart(ctx: Ctx, input: PushInput, upload: UploadOptions, key: string): Promise<Attempt> {
+  let replayed = false;
+  const progress = createProgress(`push ${upload.filename}`, input.size);
+  let record: ArtifactRecord;
+  try {
+    record = await ctx.client.uploadFile(input.file, {
+      ...upload,
+      idempotencyKey: key,
+      onProgress: (sent, total) => progress.update(sent, total),
+      onResponse: (r) => {
+        replayed = r.replayed;
+      },
+    });
+    if (replayed) progress.stop('already on the server');
+    else progress.finish();
+  } catch (err) {
+    progress.abort();
+    throw err;
+  }
+  if (!replayed) return { record, replayed, current: null };
+  const { current, gone } = await lookUp(ctx, record.artifact_id);
+  if (current) return { record, replayed, current };
+  return { gone, successorOf: record.artifact_id, deadId: record.artifact_id };
 }
 
 /** A replayed artifact as it is now: its record while live, else the 410 it answers with. */

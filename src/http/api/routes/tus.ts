@@ -5,13 +5,15 @@ import { LIMITS } from '../../../core/plans.js';
 import { CHECKSUM_ALGORITHMS, parseChecksum, type ResumableState } from '../../../core/resumable.js';
 import { checkIdempotencyKey } from '../../../core/upload.js';
 import { callerOf } from '../../auth.js';
+import { typeboxValidator } from '../../typebox-validator.js';
 import { byteCount, headerValue, parseUploadMetadata, TUS_VERSION } from '../tus-headers.js';
+import { tusSchemas } from '../tus-schemas.js';
 
 const PATH = '/v1/uploads/tus';
 const PIECE_TYPE = 'application/offset+octet-stream';
 const EXTENSIONS = 'creation,creation-with-upload,termination,expiration,checksum';
-/** Not part of the OpenAPI document: tus is its own protocol, spoken by tus clients (docs/api.md). */
-const hidden = { hide: true };
+/** Headers are documented, not validated from the schema: tus answers bad ones its own way. */
+const validatorCompiler = typeboxValidator({ only: ['params', 'querystring'] });
 
 /**
  * The tus 1.0.0 endpoint (resumable uploads): OPTIONS, POST (creation, creation-with-upload),
@@ -39,7 +41,7 @@ export function tusRoutes(app: FastifyInstance, core: Core): void {
       );
     });
 
-    scope.options(PATH, { schema: hidden }, async (_request, reply) =>
+    scope.options(PATH, { schema: tusSchemas.options, validatorCompiler }, async (_request, reply) =>
       reply
         .code(204)
         .header('Tus-Version', TUS_VERSION)
@@ -49,70 +51,87 @@ export function tusRoutes(app: FastifyInstance, core: Core): void {
         .send(),
     );
 
-    scope.post(PATH, { config: { auth: true }, schema: hidden }, async (request, reply) => {
-      const caller = callerOf(request);
-      const created = await beforeBody(request, async () => {
-        if (headerValue(request.headers, 'upload-defer-length') !== undefined) {
-          throw new CairnError('invalid_request', 'Upload-Defer-Length is not supported: send Upload-Length.');
+    scope.post(
+      PATH,
+      { config: { auth: true }, schema: tusSchemas.create, validatorCompiler },
+      async (request, reply) => {
+        const caller = callerOf(request);
+        const created = await beforeBody(request, async () => {
+          if (headerValue(request.headers, 'upload-defer-length') !== undefined) {
+            throw new CairnError('invalid_request', 'Upload-Defer-Length is not supported: send Upload-Length.');
+          }
+          const fields = parseUploadMetadata(headerValue(request.headers, 'upload-metadata'));
+          const lengthBytes = byteCount(request.headers, 'Upload-Length');
+          const key = checkIdempotencyKey(headerValue(request.headers, 'idempotency-key'));
+          return core.resumable.create(caller, { ...fields, lengthBytes }, key);
+        });
+        let { state } = created;
+        reply.header('Location', `${core.deps.origins.api}${PATH}/${state.id}`);
+        // creation-with-upload: the body is the first piece. A replayed creation keeps the upload
+        // as it is (its offset may be past 0 already) and tells where it stands.
+        const withBody = hasPiece(request);
+        if (withBody && !created.replayed) {
+          state = await core.resumable.append(
+            caller,
+            state.id,
+            0,
+            request.raw,
+            await beforeBody(request, async () => checksumOf(request)),
+          );
+        } else {
+          request.raw.resume();
         }
-        const fields = parseUploadMetadata(headerValue(request.headers, 'upload-metadata'));
-        const lengthBytes = byteCount(request.headers, 'Upload-Length');
-        const key = checkIdempotencyKey(headerValue(request.headers, 'idempotency-key'));
-        return core.resumable.create(caller, { ...fields, lengthBytes }, key);
-      });
-      let { state } = created;
-      reply.header('Location', `${core.deps.origins.api}${PATH}/${state.id}`);
-      // creation-with-upload: the body is the first piece. A replayed creation keeps the upload
-      // as it is (its offset may be past 0 already) and tells where it stands.
-      const withBody = hasPiece(request);
-      if (withBody && !created.replayed) {
-        state = await core.resumable.append(
-          caller,
-          state.id,
-          0,
-          request.raw,
-          await beforeBody(request, async () => checksumOf(request)),
-        );
-      } else {
+        if (created.replayed) reply.header('Idempotent-Replayed', 'true');
+        sendState(reply, state, withBody || created.replayed);
+        return reply.code(201).send();
+      },
+    );
+
+    scope.head(
+      `${PATH}/:id`,
+      // An operation of its own in the OpenAPI document (fastify-swagger leaves HEAD routes out).
+      { config: { auth: true, swagger: { exposeHeadRoute: true } }, schema: tusSchemas.head, validatorCompiler },
+      async (request, reply) => {
+        const state = await core.resumable.state(callerOf(request), idOf(request));
+        if (!state) return reply.code(404).header('Cache-Control', 'no-store').send();
+        sendState(reply, state, true);
+        return reply
+          .code(200)
+          .header('Upload-Length', String(state.lengthBytes))
+          .header('Cache-Control', 'no-store')
+          .send();
+      },
+    );
+
+    scope.patch(
+      `${PATH}/:id`,
+      { config: { auth: true }, schema: tusSchemas.patch, validatorCompiler },
+      async (request, reply) => {
+        if (!hasPiece(request)) {
+          request.raw.resume();
+          throw new CairnError('unsupported_media_type', `A PATCH carries its bytes as Content-Type: ${PIECE_TYPE}.`);
+        }
+        const { offset, checksum } = await beforeBody(request, async () => {
+          const offset = byteCount(request.headers, 'Upload-Offset');
+          if (offset === undefined)
+            throw new CairnError('invalid_request', 'A PATCH needs Upload-Offset: the offset HEAD gave.');
+          return { offset, checksum: checksumOf(request) };
+        });
+        const state = await core.resumable.append(callerOf(request), idOf(request), offset, request.raw, checksum);
+        sendState(reply, state, true);
+        return reply.code(204).send();
+      },
+    );
+
+    scope.delete(
+      `${PATH}/:id`,
+      { config: { auth: true }, schema: tusSchemas.terminate, validatorCompiler },
+      async (request, reply) => {
         request.raw.resume();
-      }
-      if (created.replayed) reply.header('Idempotent-Replayed', 'true');
-      sendState(reply, state, withBody || created.replayed);
-      return reply.code(201).send();
-    });
-
-    scope.head(`${PATH}/:id`, { config: { auth: true }, schema: hidden }, async (request, reply) => {
-      const state = await core.resumable.state(callerOf(request), idOf(request));
-      if (!state) return reply.code(404).header('Cache-Control', 'no-store').send();
-      sendState(reply, state, true);
-      return reply
-        .code(200)
-        .header('Upload-Length', String(state.lengthBytes))
-        .header('Cache-Control', 'no-store')
-        .send();
-    });
-
-    scope.patch(`${PATH}/:id`, { config: { auth: true }, schema: hidden }, async (request, reply) => {
-      if (!hasPiece(request)) {
-        request.raw.resume();
-        throw new CairnError('unsupported_media_type', `A PATCH carries its bytes as Content-Type: ${PIECE_TYPE}.`);
-      }
-      const { offset, checksum } = await beforeBody(request, async () => {
-        const offset = byteCount(request.headers, 'Upload-Offset');
-        if (offset === undefined)
-          throw new CairnError('invalid_request', 'A PATCH needs Upload-Offset: the offset HEAD gave.');
-        return { offset, checksum: checksumOf(request) };
-      });
-      const state = await core.resumable.append(callerOf(request), idOf(request), offset, request.raw, checksum);
-      sendState(reply, state, true);
-      return reply.code(204).send();
-    });
-
-    scope.delete(`${PATH}/:id`, { config: { auth: true }, schema: hidden }, async (request, reply) => {
-      request.raw.resume();
-      await core.resumable.terminate(callerOf(request), idOf(request));
-      return reply.code(204).send();
-    });
+        await core.resumable.terminate(callerOf(request), idOf(request));
+        return reply.code(204).send();
+      },
+    );
   });
 }
 
