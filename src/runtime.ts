@@ -119,6 +119,8 @@ export interface RuntimeOptions {
   operatorLog?: Writable;
   /** Told of the core's countable events (the metrics). */
   observer?: CoreObserver;
+  /** Where the core reads its origins; default the configured ones (see BoundOrigins for serve's). */
+  origins?: Origins;
 }
 
 /**
@@ -136,12 +138,21 @@ export async function createRuntime(
   const secret =
     config.secret ?? (await adapters.store.getOrSetSetting('signing_secret', randomBytes(32).toString('base64url')));
   const derive = (label: string) => createHmac('sha256', secret).update(label).digest('base64url');
+  const { store, resumables, blobs, limiter, abuse } = adapters;
   const core = createCore({
-    ...adapters,
+    // One adapter object serves every metadata port; each service sees only the ones it names.
+    tenantStore: store,
+    artifactStore: store,
+    sharingStore: store,
+    sweeperStore: store,
+    resumables,
+    blobs,
+    limiter,
+    abuse,
     clock: opts.clock ?? systemClock,
     signer: new UrlSigner(derive('url-signing')),
     tokenSecret: derive('content-token'),
-    origins: originsOf(config),
+    origins: opts.origins ?? originsOf(config),
     upgradeUrl: config.upgradeUrl,
     directDownloads: config.s3DirectDownloads,
     maxUploadsPerTenant: config.maxUploadsPerTenant,

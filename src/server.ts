@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { BoundOrigins } from './bound-origins.js';
 import { type Config, withBoundPorts } from './config.js';
 import { type Accounts, createAccounts } from './core/accounts/index.js';
 import type { Core } from './core/index.js';
@@ -38,7 +39,12 @@ export async function startServer(
   opts: RuntimeOptions & { env?: Record<string, string | undefined> } = {},
 ): Promise<RunningServer> {
   const ops = config.metricsPort === undefined ? null : createOps();
-  const runtime = await createRuntime(config, { ...opts, ...(ops ? { observer: ops.metrics.observer } : {}) });
+  const origins = new BoundOrigins(originsOf(config));
+  const runtime = await createRuntime(config, {
+    ...opts,
+    origins,
+    ...(ops ? { observer: ops.metrics.observer } : {}),
+  });
   const { core } = runtime;
   const appOpts = {
     logLevel: config.logLevel,
@@ -85,8 +91,7 @@ export async function startServer(
     opts.env ?? {},
   );
   if (opsApp) bound.metricsPort = boundPort(opsApp);
-  // Origins are read per request, so filling them in after binding (port 0 in tests) is enough.
-  Object.assign(core.deps.origins, originsOf(bound));
+  origins.settle(originsOf(bound));
   core.sweeper.start(config.sweepIntervalSeconds * 1000);
   core.requests.start();
 

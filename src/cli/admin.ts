@@ -113,7 +113,7 @@ Examples:
     .option('--json', 'print a JSON array')
     .action(
       withCore(async (core, opts) => {
-        const rows = (await core.deps.store.listTenants()).map((t) => ({
+        const rows = (await core.deps.tenantStore.listTenants()).map((t) => ({
           tenant_name: t.name,
           plan: t.plan,
           suspended: t.suspended,
@@ -174,7 +174,7 @@ Examples:
     .action(
       withCore(async (core, opts, name = '') => {
         const t = await core.tenants.byName(name);
-        const rows = (await core.deps.store.listApiKeys(t.id)).map((k) => ({
+        const rows = (await core.deps.tenantStore.listApiKeys(t.id)).map((k) => ({
           key_id: k.id,
           last_4: k.last4,
           created_at: toIso(k.createdAt),
@@ -207,7 +207,7 @@ Examples:
     async (core: Core, opts: Record<string, unknown>, slug = '') => {
       const found = await act(core, slug);
       if (!found) throw new CairnError('artifact_not_found', `no page ${slug}`);
-      const tenantName = (await core.deps.store.getTenant(found.tenantId))?.name ?? null;
+      const tenantName = (await core.deps.tenantStore.getTenant(found.tenantId))?.name ?? null;
       stdoutLine(report(found, tenantName, Boolean(opts.json)));
     };
 

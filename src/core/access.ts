@@ -7,6 +7,9 @@ import type { RequestCounter } from './request-counter.js';
 import type { Caller } from './tenants.js';
 import { monthKey } from './time.js';
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type AccessDeps = Pick<CoreDeps, 'clock' | 'limiter' | 'upgradeUrl'>;
+
 /**
  * Admission of every API request: a rate-limit decision first (the tenant's, or the client IP's
  * when no tenant is named), then, for authenticated calls, suspension and the monthly request
@@ -35,7 +38,7 @@ export interface PageResolver {
 
 export class AccessService {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: AccessDeps,
     private readonly pages: PageResolver,
     private readonly requests: RequestCounter,
   ) {}

@@ -8,20 +8,23 @@ import { artifactRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type ArtifactServiceDeps = Pick<CoreDeps, 'artifactStore' | 'clock' | 'origins'>;
+
 /** Reads and soft deletes of artifact records. */
 export class ArtifactService {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: ArtifactServiceDeps) {}
 
   async get(caller: Caller, id: string): Promise<ArtifactRecord> {
     checkArtifactId(id);
-    const { store, clock, origins } = this.deps;
-    const found = await store.getArtifactWithPage(caller.tenant.id, id);
+    const { artifactStore, clock, origins } = this.deps;
+    const found = await artifactStore.getArtifactWithPage(caller.tenant.id, id);
     return artifactRecord(requireReadable(found?.artifact ?? null, clock.now(), id), found?.page ?? null, origins);
   }
 
   async list(caller: Caller, raw: RawQuery): Promise<ArtifactList> {
     const { query, limit } = parseArtifactQuery(raw, this.deps.clock.now());
-    const rows = await this.deps.store.listArtifacts(caller.tenant.id, query);
+    const rows = await this.deps.artifactStore.listArtifacts(caller.tenant.id, query);
     const shown = rows.slice(0, limit);
     const last = shown.at(-1);
     const hasMore = rows.length > limit && last !== undefined;
@@ -35,10 +38,10 @@ export class ArtifactService {
 
   async softDelete(caller: Caller, id: string): Promise<DeleteResult> {
     checkArtifactId(id);
-    const { store, clock } = this.deps;
+    const { artifactStore, clock } = this.deps;
     const now = clock.now();
-    requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
-    const result = await store.softDeleteArtifact(caller.tenant.id, id, now);
+    requireReadable(await artifactStore.getArtifact(caller.tenant.id, id), now, id);
+    const result = await artifactStore.softDeleteArtifact(caller.tenant.id, id, now);
     // Someone else deleted it between our read and our write: the store says who changed the row.
     if (!result?.deleted) throw new CairnError('artifact_already_deleted', 'Artifact was deleted.');
     return { artifact_id: id, deleted: true, deleted_at: toIso(now) };

@@ -1,9 +1,12 @@
 import type { AbuseSink } from '../ports/abuse-sink.js';
+import type { ArtifactStore } from '../ports/artifact-store.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
-import type { MetadataStore } from '../ports/metadata-store.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import type { ResumableUploadStore } from '../ports/resumable-upload-store.js';
+import type { SharingStore } from '../ports/sharing-store.js';
+import type { SweeperStore } from '../ports/sweeper-store.js';
+import type { TenantStore } from '../ports/tenant-store.js';
 import type { UrlSigner } from './signing.js';
 import type { SweepReport } from './sweeper.js';
 
@@ -21,9 +24,16 @@ export interface Logger {
   error(obj: object, msg?: string): void;
 }
 
-/** Everything a core service may use: ports and a few settings. No I/O library is imported by the core. */
+/**
+ * Everything a core service may use: ports and a few settings. No I/O library is imported by the
+ * core. The metadata database comes as one port per aggregate (the composition root fills all four
+ * with the same adapter object); a service names the ones it uses (see each service's deps type).
+ */
 export interface CoreDeps {
-  store: MetadataStore;
+  tenantStore: TenantStore;
+  artifactStore: ArtifactStore;
+  sharingStore: SharingStore;
+  sweeperStore: SweeperStore;
   resumables: ResumableUploadStore;
   blobs: BlobStore;
   limiter: RateLimiter;

@@ -37,7 +37,7 @@ export function createCore(deps: CoreDeps): Core {
   const uploads = new UploadService(deps);
   const uploadSlots = new UploadSlots(deps.maxUploadsPerTenant ?? DEFAULT_MAX_UPLOADS_PER_TENANT);
   const pages = new PageService(deps, new Argon2idHasher());
-  const requests = new RequestCounter(deps.store, (err) =>
+  const requests = new RequestCounter(deps.tenantStore, (err) =>
     deps.log.warn({ err: String(err) }, 'request counts not written yet; will retry'),
   );
   return {

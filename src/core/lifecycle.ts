@@ -1,5 +1,6 @@
+import type { ArtifactStore } from '../ports/artifact-store.js';
 import type { Clock } from '../ports/clock.js';
-import type { ArtifactRow, MetadataStore } from '../ports/metadata-store.js';
+import type { ArtifactRow } from '../ports/metadata-records.js';
 import { artifactNotFound, CairnError, notAnArtifactId } from './errors.js';
 import { ARTIFACT_ID } from './ids.js';
 
@@ -38,7 +39,11 @@ const SETTLE_BATCH = 500;
  * active links, session counts, and the quotas built on them) is exact instead of trailing the
  * sweeper by up to an interval. Costs one indexed read when nothing is due.
  */
-export async function settleExpiry(deps: { store: MetadataStore; clock: Clock }, tenantId: string): Promise<void> {
+export async function settleExpiry(
+  deps: { artifactStore: ArtifactStore; clock: Clock },
+  tenantId: string,
+): Promise<void> {
   const now = deps.clock.now();
-  for (let n = SETTLE_BATCH; n === SETTLE_BATCH; ) n = await deps.store.expireArtifacts(now, SETTLE_BATCH, tenantId);
+  for (let n = SETTLE_BATCH; n === SETTLE_BATCH; )
+    n = await deps.artifactStore.expireArtifacts(now, SETTLE_BATCH, tenantId);
 }

@@ -41,6 +41,12 @@ export const REPORT_PER_IP: RateRule = { burst: 20, sustainedPerSecond: 20 / 360
 
 const RECEIVED = { received: true } as const;
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type PageServiceDeps = Pick<
+  CoreDeps,
+  'artifactStore' | 'sharingStore' | 'abuse' | 'clock' | 'limiter' | 'log' | 'tokenSecret' | 'upgradeUrl' | 'origins'
+>;
+
 /**
  * Public pages: publishing an artifact as `{viewer}/a/<slug>`, taking it down, the password gate
  * (gate-info, unlock, content tokens) and abuse reports. Every "no" of the public side is the
@@ -49,7 +55,7 @@ const RECEIVED = { received: true } as const;
  */
 export class PageService {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: PageServiceDeps,
     private readonly passwords: PasswordHasher,
   ) {}
 
@@ -65,10 +71,10 @@ export class PageService {
   ): Promise<PublishResult> {
     const input = parsePublishBody(body, opts.keepPassword === true);
     checkArtifactId(id);
-    const { store, clock, origins } = this.deps;
+    const { artifactStore, sharingStore, clock, origins } = this.deps;
     const now = clock.now();
-    const artifact = requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
-    const existing = await store.getPageForArtifact(caller.tenant.id, id);
+    const artifact = requireReadable(await artifactStore.getArtifact(caller.tenant.id, id), now, id);
+    const existing = await sharingStore.getPageForArtifact(caller.tenant.id, id);
     if (existing?.takenDownAt != null) throw pageTakenDown();
     let passwordHash: string | null = null;
     if (input.access === 'password') {
@@ -84,7 +90,7 @@ export class PageService {
       else if (existing?.access === 'password' && existing.passwordHash) passwordHash = existing.passwordHash;
       else throw invalid('This page has no password to keep: type one.');
     }
-    const page = await store.upsertPage(
+    const page = await sharingStore.upsertPage(
       {
         slug: existing?.slug ?? newPageSlug(),
         tenantId: caller.tenant.id,
@@ -114,7 +120,7 @@ export class PageService {
           'nor a page id (pg_ followed by 16).',
       );
     }
-    const page = await this.deps.store.unpublishPage(caller.tenant.id, idOrSlug, this.deps.clock.now());
+    const page = await this.deps.sharingStore.unpublishPage(caller.tenant.id, idOrSlug, this.deps.clock.now());
     if (!page) {
       throw new CairnError(
         'artifact_not_found',
@@ -131,19 +137,19 @@ export class PageService {
    */
   async takeDown(slug: string): Promise<PageRow | null> {
     if (!PAGE_SLUG.test(slug)) return null;
-    return this.deps.store.takeDownPage(slug, this.deps.clock.now());
+    return this.deps.sharingStore.takeDownPage(slug, this.deps.clock.now());
   }
 
   /** `cairn admin page restore`: lifts a takedown; the page stays offline until its owner publishes it. */
   async restore(slug: string): Promise<PageRow | null> {
     if (!PAGE_SLUG.test(slug)) return null;
-    return this.deps.store.restorePage(slug, this.deps.clock.now());
+    return this.deps.sharingStore.restorePage(slug, this.deps.clock.now());
   }
 
   /** The page behind a slug when it may be shown now, else null. */
   async resolve(slug: string): Promise<LivePage | null> {
     if (!PAGE_SLUG.test(slug)) return null;
-    const found = await this.deps.store.getPageBySlug(slug);
+    const found = await this.deps.sharingStore.getPageBySlug(slug);
     if (!found?.page.live || found.tenant.suspended) return null;
     if (!isServable(found.artifact, this.deps.clock.now())) return null;
     return found;

@@ -17,7 +17,7 @@ import type { UploadService } from './upload.js';
  * row. Consumes `staged`. False when the row is no longer pending (completed or removed meanwhile).
  */
 export async function fillPending(
-  deps: CoreDeps,
+  deps: Pick<CoreDeps, 'artifactStore' | 'blobs'>,
   uploads: UploadService,
   row: ArtifactRow,
   staged: StagedBlob,
@@ -29,7 +29,7 @@ export async function fillPending(
     }
     await uploads.pin(row.tenantId, staged);
     await deps.blobs.commit(staged, blobKey(row.tenantId, staged.sha256));
-    return await deps.store.setPendingContent(row.tenantId, row.id, staged.sha256, staged.sizeBytes);
+    return await deps.artifactStore.setPendingContent(row.tenantId, row.id, staged.sha256, staged.sizeBytes);
   } finally {
     await deps.blobs.discard(staged);
   }
@@ -39,9 +39,13 @@ export async function fillPending(
  * pending (with its bytes) → active, counting its storage now: the quota is checked here again,
  * since the bytes may have taken long to arrive. Storage freed by expiry meanwhile counts.
  */
-export async function activatePending(deps: CoreDeps, tenantId: string, id: string): Promise<ArtifactRow | null> {
+export async function activatePending(
+  deps: Pick<CoreDeps, 'tenantStore' | 'artifactStore' | 'clock'>,
+  tenantId: string,
+  id: string,
+): Promise<ArtifactRow | null> {
   await settleExpiry(deps, tenantId);
-  const tenant = await deps.store.getTenant(tenantId);
+  const tenant = await deps.tenantStore.getTenant(tenantId);
   if (!tenant) return null;
-  return deps.store.activateArtifact(tenantId, id, PLANS[tenant.plan].storageBytes, deps.clock.now());
+  return deps.artifactStore.activateArtifact(tenantId, id, PLANS[tenant.plan].storageBytes, deps.clock.now());
 }

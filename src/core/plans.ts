@@ -1,6 +1,8 @@
-/** Every plan limit of the spec's Plans table (plus active links from API.md), in one place. */
-export type PlanName = 'free' | 'pro';
+import type { PlanName } from '../shared/plan-name.js';
 
+export type { PlanName } from '../shared/plan-name.js';
+
+/** Every plan limit of the spec's Plans table (plus active links from API.md), in one place. */
 export interface PlanLimits {
   storageBytes: number;
   requestsPerMonth: number;

@@ -26,6 +26,12 @@ export interface UploadUrlRequest extends UploadRequest {
 /** Object storage receives the bytes itself; the landing key is where they wait for `complete`. */
 const landingKey = (tenantId: string, artifactId: string) => `uploads/${tenantId}/${artifactId}`;
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type PresignedDeps = Pick<
+  CoreDeps,
+  'tenantStore' | 'artifactStore' | 'sharingStore' | 'blobs' | 'clock' | 'log' | 'origins' | 'signer' | 'upgradeUrl'
+>;
+
 /**
  * Large-file uploads in three steps (Pro only): a pending artifact and a PUT URL, the PUT of the
  * bytes (straight to object storage when it can sign URLs, else to Cairn's own signed endpoint),
@@ -33,15 +39,15 @@ const landingKey = (tenantId: string, artifactId: string) => `uploads/${tenantId
  */
 export class PresignedUploadService {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: PresignedDeps,
     private readonly uploads: UploadService,
     private readonly uploadSlots: UploadSlots,
   ) {}
 
   async requestUrl(caller: Caller, req: UploadUrlRequest): Promise<UploadTicket> {
-    const { store, blobs, clock, signer, origins, upgradeUrl } = this.deps;
+    const { tenantStore, artifactStore, blobs, clock, signer, origins, upgradeUrl } = this.deps;
     await settleExpiry(this.deps, caller.tenant.id);
-    const tenant = (await store.getTenant(caller.tenant.id)) ?? caller.tenant;
+    const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
     const plan = PLANS[tenant.plan];
     if (!plan.presignedUpload) {
       throw new CairnError(
@@ -68,8 +74,9 @@ export class PresignedUploadService {
     );
     if (tenant.storageBytes + size > plan.storageBytes) throw this.uploads.storageFull(tenant.plan);
     const session = optionalLabel(req.sessionId, 'session_id');
-    if (session !== null && (await store.getSession(tenant.id, session))?.sealedAt != null) throw sealed(session);
-    await store.insertArtifact({ artifact: row, storageLimitBytes: plan.storageBytes });
+    if (session !== null && (await artifactStore.getSession(tenant.id, session))?.sealedAt != null)
+      throw sealed(session);
+    await artifactStore.insertArtifact({ artifact: row, storageLimitBytes: plan.storageBytes });
 
     const expiresAt = Math.floor(now / 1000) + UPLOAD_URL_SECONDS;
     let url: string;
@@ -96,13 +103,13 @@ export class PresignedUploadService {
     sig: string | undefined,
     source: Readable,
   ): Promise<UploadReceipt> {
-    const { store, signer, clock } = this.deps;
+    const { artifactStore, signer, clock } = this.deps;
     const valid =
       exp !== undefined &&
       sig !== undefined &&
       /^\d{1,12}$/.test(exp) &&
       signer.verify(UPLOAD_PURPOSE, id, Number(exp), sig, clock.now());
-    const found = valid ? await store.getArtifactAnyTenant(id) : null;
+    const found = valid ? await artifactStore.getArtifactAnyTenant(id) : null;
     if (found?.artifact.status !== 'pending' || found.tenant.suspended) {
       source.resume();
       throw new CairnError('upload_not_found', 'This upload URL is invalid, expired or already completed.');
@@ -139,9 +146,9 @@ export class PresignedUploadService {
    */
   async complete(caller: Caller, id: string): Promise<ArtifactRecord> {
     checkArtifactId(id);
-    const { store, clock, origins } = this.deps;
+    const { artifactStore, sharingStore, clock, origins } = this.deps;
     const tenantId = caller.tenant.id;
-    let row = await store.getArtifact(tenantId, id);
+    let row = await artifactStore.getArtifact(tenantId, id);
     if (row?.status === 'pending' && row.contentHash === '') {
       row = await this.takeLanded(tenantId, row);
     }
@@ -152,16 +159,16 @@ export class PresignedUploadService {
     }
     const readable = requireReadable(row, clock.now(), id);
     await this.dropLanded(tenantId, id);
-    return artifactRecord(readable, await store.getPageForArtifact(tenantId, id), origins);
+    return artifactRecord(readable, await sharingStore.getPageForArtifact(tenantId, id), origins);
   }
 
   /** Hashes the landed bytes, makes them durable under their content address and records them. */
   private async takeLanded(tenantId: string, row: ArtifactRow): Promise<ArtifactRow | null> {
-    const { store, blobs } = this.deps;
+    const { artifactStore, blobs } = this.deps;
     const staged = await blobs.stageLanded(landingKey(tenantId, row.id), row.sizeBytes);
     // Nothing landed, or a concurrent complete finished and dropped it: the row says which.
     if (staged) await fillPending(this.deps, this.uploads, row, staged, 'size_bytes');
-    return store.getArtifact(tenantId, row.id);
+    return artifactStore.getArtifact(tenantId, row.id);
   }
 
   /** The artifact is active: its landed copy is no longer needed (the sweeper gets any it misses). */

@@ -1,4 +1,4 @@
-import type { MetadataStore, RequestDelta } from '../ports/metadata-store.js';
+import type { RequestDelta, TenantStore } from '../ports/tenant-store.js';
 
 /** One (tenant, month) counter as this instance knows it. */
 interface Entry {
@@ -35,7 +35,7 @@ export class RequestCounter {
   private flushing: Promise<void> | null = null;
 
   constructor(
-    private readonly store: MetadataStore,
+    private readonly store: TenantStore,
     /** A background flush that failed (its counts are kept for the next one). */
     private readonly onFlushError: (err: unknown) => void = () => {},
     /** Entries unused this long are dropped (their counts are flushed first). */

@@ -81,6 +81,12 @@ export function parseChecksum(header: string | undefined): Checksum | null {
   return { algorithm, digest: m[2]! };
 }
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type ResumableDeps = Pick<
+  CoreDeps,
+  'tenantStore' | 'artifactStore' | 'resumables' | 'blobs' | 'clock' | 'log' | 'observer' | 'upgradeUrl'
+>;
+
 /**
  * Resumable uploads (the tus protocol at the edge). An upload is a pending artifact, created with
  * every check of an upload before any byte, plus a row of the ResumableUploadStore: its length,
@@ -94,7 +100,7 @@ export function parseChecksum(header: string | undefined): Checksum | null {
  */
 export class ResumableUploadService {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: ResumableDeps,
     private readonly uploads: UploadService,
   ) {}
 
@@ -104,14 +110,14 @@ export class ResumableUploadService {
     req: ResumableCreateRequest,
     idempotencyKey: string | undefined,
   ): Promise<{ state: ResumableState; replayed: boolean }> {
-    const { store, resumables, clock, upgradeUrl } = this.deps;
+    const { tenantStore, artifactStore, resumables, clock, upgradeUrl } = this.deps;
     // Namespaced: the same key on a direct upload must not replay this answer (or the reverse).
     const key = idempotencyKey === undefined ? undefined : `tus:${idempotencyKey}`;
     const earlier = await this.uploads.replay(caller, key);
     if (earlier) return { state: await this.replayedState(caller, earlier.body), replayed: true };
 
     await this.uploads.precheck(caller, req);
-    const tenant = (await store.getTenant(caller.tenant.id)) ?? caller.tenant;
+    const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
     const length = checkLength(req.lengthBytes, tenant.plan, upgradeUrl);
     const now = clock.now();
     // Unfinished uploads hold bytes too: their lengths are reserved against the storage quota, and
@@ -170,7 +176,7 @@ export class ResumableUploadService {
   }
 
   private insertPending(row: ArtifactRow, plan: PlanName, key: string | undefined, now: number) {
-    return this.deps.store.insertArtifact({
+    return this.deps.artifactStore.insertArtifact({
       artifact: row,
       storageLimitBytes: PLANS[plan].storageBytes,
       ...(key === undefined
@@ -200,10 +206,10 @@ export class ResumableUploadService {
   /** HEAD: how far the upload has come. A finished one answers with its offset at its length. */
   async state(caller: Caller, id: string): Promise<ResumableState | null> {
     if (!ARTIFACT_ID.test(id)) return null;
-    const { resumables, store, clock } = this.deps;
+    const { resumables, artifactStore, clock } = this.deps;
     const row = await resumables.getResumable(caller.tenant.id, id);
     if (!row) {
-      const artifact = await store.getArtifact(caller.tenant.id, id);
+      const artifact = await artifactStore.getArtifact(caller.tenant.id, id);
       return artifact?.status === 'active'
         ? { id, offsetBytes: artifact.sizeBytes, lengthBytes: artifact.sizeBytes, expiresAt: null }
         : null;
@@ -250,7 +256,7 @@ export class ResumableUploadService {
     if (!leased || leased === 'held') {
       source.resume();
       if (leased === 'held') throw offsetConflict('Another PATCH of this upload is in progress; HEAD it and retry.');
-      if ((await this.deps.store.getArtifact(caller.tenant.id, id))?.status === 'active') {
+      if ((await this.deps.artifactStore.getArtifact(caller.tenant.id, id))?.status === 'active') {
         throw offsetConflict('This upload is already complete; GET /v1/artifacts/{id} for its record.');
       }
       throw uploadGone();
@@ -391,8 +397,8 @@ export class ResumableUploadService {
    * step: the pieces stay until the artifact is active.
    */
   private async finish(row: ResumableRow, onlyPiece?: LandResult): Promise<ResumableState> {
-    const { store, blobs, resumables } = this.deps;
-    let artifact = await store.getArtifact(row.tenantId, row.id);
+    const { artifactStore, blobs, resumables } = this.deps;
+    let artifact = await artifactStore.getArtifact(row.tenantId, row.id);
     if (artifact?.status === 'pending' && artifact.contentHash === '') {
       const [only] = row.segments;
       const staged =
@@ -401,7 +407,7 @@ export class ResumableUploadService {
           : await blobs.stage(Readable.from(this.readPieces(row.segments)), row.lengthBytes);
       if (!staged) throw new Error(`The piece of upload ${row.id} is missing from the blob store.`);
       await fillPending(this.deps, this.uploads, artifact, staged, 'Upload-Length');
-      artifact = await store.getArtifact(row.tenantId, row.id);
+      artifact = await artifactStore.getArtifact(row.tenantId, row.id);
     }
     if (artifact?.status === 'pending') artifact = await activatePending(this.deps, row.tenantId, row.id);
     if (artifact?.status !== 'active') throw uploadGone();

@@ -9,13 +9,16 @@ import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 import { checkLabel } from './validation.js';
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type SessionServiceDeps = Pick<CoreDeps, 'artifactStore' | 'clock'>;
+
 export class SessionService {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: SessionServiceDeps) {}
 
   async list(caller: Caller, raw: RawQuery): Promise<SessionList> {
     const { query, limit } = parseSessionQuery(raw);
     await settleExpiry(this.deps, caller.tenant.id);
-    const rows = await this.deps.store.listSessions(caller.tenant.id, query);
+    const rows = await this.deps.artifactStore.listSessions(caller.tenant.id, query);
     const shown = rows.slice(0, limit);
     const last = shown.at(-1);
     const hasMore = rows.length > limit && last !== undefined;
@@ -27,7 +30,7 @@ export class SessionService {
   }
 
   async get(caller: Caller, sessionId: string): Promise<SessionRecord> {
-    const row = await this.deps.store.getSession(caller.tenant.id, this.checkId(sessionId));
+    const row = await this.deps.artifactStore.getSession(caller.tenant.id, this.checkId(sessionId));
     if (!row) throw notFound(sessionId);
     return sessionRecord(row);
   }
@@ -36,7 +39,7 @@ export class SessionService {
   async seal(caller: Caller, sessionId: string): Promise<SealResult> {
     const id = this.checkId(sessionId);
     await settleExpiry(this.deps, caller.tenant.id);
-    const row = await this.deps.store.sealSession(caller.tenant.id, id, this.deps.clock.now());
+    const row = await this.deps.artifactStore.sealSession(caller.tenant.id, id, this.deps.clock.now());
     if (!row || row.sealedAt === null) throw notFound(sessionId);
     return {
       session_id: row.sessionId,

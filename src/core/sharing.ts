@@ -29,19 +29,25 @@ export interface Servable {
   tenant: TenantRow;
 }
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type SharingServiceDeps = Pick<
+  CoreDeps,
+  'artifactStore' | 'sharingStore' | 'blobs' | 'clock' | 'directDownloads' | 'origins' | 'signer' | 'upgradeUrl'
+>;
+
 /**
  * Two ways to hand bytes to someone without a key: a private signed URL (one hour, for the
  * caller itself) and a download link (a shareable `lnk_` URL with its own lifetime and quota).
  * Both are served by the content origin and both stop working the moment the artifact goes.
  */
 export class SharingService {
-  constructor(private readonly deps: CoreDeps) {}
+  constructor(private readonly deps: SharingServiceDeps) {}
 
   async downloadUrl(caller: Caller, id: string): Promise<DownloadUrl> {
     checkArtifactId(id);
-    const { store, clock, signer, origins } = this.deps;
+    const { artifactStore, clock, signer, origins } = this.deps;
     const now = clock.now();
-    const row = requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
+    const row = requireReadable(await artifactStore.getArtifact(caller.tenant.id, id), now, id);
     const exp = Math.floor(now / 1000) + LIMITS.downloadUrlSeconds;
     const { blobs, directDownloads } = this.deps;
     const url =
@@ -95,15 +101,15 @@ export class SharingService {
     if (exp === undefined || sig === undefined || !/^\d{1,12}$/.test(exp)) return null;
     const now = this.deps.clock.now();
     if (!this.deps.signer.verify(DOWNLOAD_PURPOSE, id, Number(exp), sig, now)) return null;
-    return this.servable(await this.deps.store.getArtifactAnyTenant(id), now);
+    return this.servable(await this.deps.artifactStore.getArtifactAnyTenant(id), now);
   }
 
   async createLink(caller: Caller, id: string, lifetime: LinkLifetime = {}): Promise<LinkRecord> {
     checkArtifactId(id);
     const seconds = linkSeconds(lifetime);
-    const { store, clock, origins } = this.deps;
+    const { artifactStore, sharingStore, clock, origins } = this.deps;
     const now = clock.now();
-    requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
+    requireReadable(await artifactStore.getArtifact(caller.tenant.id, id), now, id);
     const link = {
       id: newLinkId(),
       tenantId: caller.tenant.id,
@@ -114,7 +120,7 @@ export class SharingService {
     const max = PLANS[caller.tenant.plan].activeLinks;
     // Links of artifacts that expired since the last sweep must not hold places under the cap.
     await settleExpiry(this.deps, caller.tenant.id);
-    if (!(await store.createLink(link, max, now))) {
+    if (!(await sharingStore.createLink(link, max, now))) {
       throw new CairnError('quota_exceeded', `The ${caller.tenant.plan} plan allows ${max} active links.`, {
         upgradeUrl: this.deps.upgradeUrl,
       });
@@ -131,11 +137,11 @@ export class SharingService {
   /** The artifact's unexpired links, newest first, a page at a time. */
   async listLinks(caller: Caller, id: string, raw: RawQuery): Promise<LinkList> {
     checkArtifactId(id);
-    const { store, clock, origins } = this.deps;
+    const { artifactStore, sharingStore, clock, origins } = this.deps;
     const now = clock.now();
     const { query, limit } = parseLinkQuery(raw, now);
-    requireReadable(await store.getArtifact(caller.tenant.id, id), now, id);
-    const rows = await store.listLinks(caller.tenant.id, id, query);
+    requireReadable(await artifactStore.getArtifact(caller.tenant.id, id), now, id);
+    const rows = await sharingStore.listLinks(caller.tenant.id, id, query);
     const shown = rows.slice(0, limit);
     const last = shown.at(-1);
     const hasMore = rows.length > limit && last !== undefined;
@@ -158,13 +164,13 @@ export class SharingService {
    */
   async revokeLink(caller: Caller, linkId: string): Promise<RevokeLinkResult> {
     if (!LINK_ID.test(linkId)) throw invalid('link_id must be lnk_ followed by 20 letters or digits.');
-    await this.deps.store.deleteLink(caller.tenant.id, linkId);
+    await this.deps.sharingStore.deleteLink(caller.tenant.id, linkId);
     return { link_id: linkId, revoked: true };
   }
 
   async resolveLink(linkId: string): Promise<Servable | null> {
     if (!LINK_ID.test(linkId)) return null;
-    const found = await this.deps.store.getLink(linkId);
+    const found = await this.deps.sharingStore.getLink(linkId);
     const now = this.deps.clock.now();
     if (!found || found.link.expiresAt <= now) return null;
     return this.servable(found, now);

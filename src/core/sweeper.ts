@@ -22,6 +22,12 @@ export interface SweepReport {
 
 export { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS };
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type SweeperDeps = Pick<
+  CoreDeps,
+  'artifactStore' | 'sweeperStore' | 'resumables' | 'blobs' | 'clock' | 'log' | 'observer'
+>;
+
 /**
  * The background sweeper. Every step is a bounded batch in its own transaction, and every step
  * is idempotent, so several instances may run at once and a sweeper killed half-way leaves work
@@ -32,26 +38,28 @@ export class Sweeper {
   private running: Promise<SweepReport> | null = null;
 
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: SweeperDeps,
     private readonly batch = 500,
     /** Upper bound on batches per step per run, so one run never monopolises the store. */
     private readonly maxBatches = 200,
   ) {}
 
   async runOnce(): Promise<SweepReport> {
-    const { store, blobs, clock } = this.deps;
+    const { sweeperStore, artifactStore, blobs, clock } = this.deps;
     const now = clock.now();
     const retention = LIMITS.softDeleteRetentionSeconds * 1000;
     const report: SweepReport = {
-      expired: await this.drain((n) => store.expireArtifacts(now, n)),
-      purged: await this.drain((n) => store.purgeArtifacts(now - retention, now - retention, n)),
+      expired: await this.drain((n) => artifactStore.expireArtifacts(now, n)),
+      purged: await this.drain((n) => sweeperStore.purgeArtifacts(now - retention, now - retention, n)),
       // Before the orphan mark, so the bytes of an abandoned upload start their grace period now.
-      pendingPurged: await this.drain((n) => store.purgePendingUploads(now - PENDING_RETENTION_MS, n)),
+      pendingPurged: await this.drain((n) => sweeperStore.purgePendingUploads(now - PENDING_RETENTION_MS, n)),
       resumablesPurged: await this.drain((n) => this.purgeResumables(now, n)),
-      orphansMarked: await this.drain((n) => store.markOrphanBlobs(now, n)),
+      orphansMarked: await this.drain((n) => sweeperStore.markOrphanBlobs(now, n)),
       blobsDeleted: 0,
-      idempotencyPurged: await this.drain((n) => store.purgeIdempotency(now - LIMITS.idempotencySeconds * 1000, n)),
-      linksPurged: await this.drain((n) => store.purgeDeadLinks(now, n)),
+      idempotencyPurged: await this.drain((n) =>
+        sweeperStore.purgeIdempotency(now - LIMITS.idempotencySeconds * 1000, n),
+      ),
+      linksPurged: await this.drain((n) => sweeperStore.purgeDeadLinks(now, n)),
       // Landed at or after its pending row was created, so older than the retention means
       // abandoned (a completed upload drops its own; this also catches a drop that failed). The
       // pieces of resumable uploads are landings too, and expire with the same retention.
@@ -60,7 +68,7 @@ export class Sweeper {
     };
     for (let i = 0; i < this.maxBatches; i++) {
       const claimedAt = clock.now();
-      const claimed = await store.claimOrphanBlobs(
+      const claimed = await sweeperStore.claimOrphanBlobs(
         now - ORPHAN_GRACE_MS,
         claimedAt - STALE_CLAIM_MS,
         claimedAt,
@@ -73,7 +81,7 @@ export class Sweeper {
         if (clock.now() - ref.claimedAt > CLAIM_WORK_MS) return report;
         // Bytes first, row second: a crash in between leaves a claimed row that a later run finishes.
         await blobs.delete(blobKey(ref.tenantId, ref.contentHash));
-        await store.forgetBlob(ref);
+        await sweeperStore.forgetBlob(ref);
         report.blobsDeleted++;
       }
       if (claimed.length < this.batch) break;

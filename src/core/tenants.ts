@@ -20,17 +20,23 @@ export interface Caller {
   key: ApiKeyRow;
 }
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type TenantServiceDeps = Pick<
+  CoreDeps,
+  'tenantStore' | 'artifactStore' | 'sharingStore' | 'clock' | 'upgradeUrl'
+>;
+
 export class TenantService {
   private readonly callers = new CallerCache();
 
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: TenantServiceDeps,
     private readonly requests: RequestCounter,
   ) {}
 
   async create(name: string, plan: PlanName): Promise<{ tenant: TenantRow; apiKey: string }> {
     if (!TENANT_NAME.test(name)) throw invalid('Tenant names are 1-63 characters of a-z, 0-9, ".", "_" and "-".');
-    const tenant = await this.deps.store.createTenant({
+    const tenant = await this.deps.tenantStore.createTenant({
       id: newTenantId(),
       name,
       plan,
@@ -44,7 +50,7 @@ export class TenantService {
 
   /** The first start of an empty data folder gets a tenant `default`; returns its key only then. */
   async ensureDefault(): Promise<string | null> {
-    if ((await this.deps.store.listTenants()).length > 0) return null;
+    if ((await this.deps.tenantStore.listTenants()).length > 0) return null;
     try {
       return (await this.create('default', 'free')).apiKey;
     } catch (err) {
@@ -55,14 +61,14 @@ export class TenantService {
   }
 
   async byName(name: string): Promise<TenantRow> {
-    const tenant = await this.deps.store.getTenantByName(name);
+    const tenant = await this.deps.tenantStore.getTenantByName(name);
     if (!tenant) throw invalid(`No tenant named '${name}'.`);
     return tenant;
   }
 
   async createKey(tenant: TenantRow): Promise<string> {
     const apiKey = newApiKey();
-    const ok = await this.deps.store.createApiKey(
+    const ok = await this.deps.tenantStore.createApiKey(
       {
         id: newKeyId(),
         tenantId: tenant.id,
@@ -86,21 +92,21 @@ export class TenantService {
   async revokeKey(tenant: TenantRow, keyIdOrKey: string): Promise<void> {
     let keyId = keyIdOrKey;
     if (API_KEY.test(keyIdOrKey)) {
-      const found = await this.deps.store.findApiKey(hashApiKey(keyIdOrKey));
+      const found = await this.deps.tenantStore.findApiKey(hashApiKey(keyIdOrKey));
       if (!found || found.tenant.id !== tenant.id) throw invalid('No such active key for this tenant.');
       keyId = found.key.id;
     }
-    if (!(await this.deps.store.revokeApiKey(tenant.id, keyId, this.deps.clock.now()))) {
+    if (!(await this.deps.tenantStore.revokeApiKey(tenant.id, keyId, this.deps.clock.now()))) {
       throw invalid('No such active key for this tenant.');
     }
   }
 
   async setPlan(tenant: TenantRow, plan: PlanName): Promise<TenantRow> {
-    return (await this.deps.store.updateTenant(tenant.id, { plan })) ?? tenant;
+    return (await this.deps.tenantStore.updateTenant(tenant.id, { plan })) ?? tenant;
   }
 
   async setSuspended(tenant: TenantRow, suspended: boolean): Promise<TenantRow> {
-    return (await this.deps.store.updateTenant(tenant.id, { suspended })) ?? tenant;
+    return (await this.deps.tenantStore.updateTenant(tenant.id, { suspended })) ?? tenant;
   }
 
   /** Resolves a bearer key to its caller; every failure is the same 401 so keys cannot be probed. */
@@ -109,26 +115,26 @@ export class TenantService {
     if (!bearer) throw fail('; send Authorization: Bearer ak_live_…');
     if (!API_KEY.test(bearer)) throw fail(' (keys look like ak_live_ followed by 32 letters and digits)');
     const hash = hashApiKey(bearer);
-    const { store, clock } = this.deps;
+    const { tenantStore, clock } = this.deps;
     // Read before the lookup: a change of credentials during it leaves the entry under the old epoch.
-    const epoch = store.credentialsEpoch();
+    const epoch = tenantStore.credentialsEpoch();
     const cached = this.callers.get(hash, epoch, clock.now());
     if (cached) return cached;
-    const found = await store.findApiKey(hash);
+    const found = await tenantStore.findApiKey(hash);
     if (!found) throw fail(` (key ending …${bearer.slice(-4)} is unknown or revoked)`);
     this.callers.set(hash, found, epoch, clock.now());
     return found;
   }
 
   async whoami(caller: Caller): Promise<WhoAmI> {
-    const { store, clock } = this.deps;
+    const { tenantStore, sharingStore, clock } = this.deps;
     await settleExpiry(this.deps, caller.tenant.id);
     const now = clock.now();
-    const tenant = (await store.getTenant(caller.tenant.id)) ?? caller.tenant;
+    const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
     const plan = PLANS[tenant.plan];
     const [requests, links] = await Promise.all([
       this.requests.count(tenant.id, monthKey(now)),
-      store.countActiveLinks(tenant.id, now),
+      sharingStore.countActiveLinks(tenant.id, now),
     ]);
     return {
       tenant_name: tenant.name,

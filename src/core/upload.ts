@@ -57,16 +57,22 @@ export interface PinWait {
  */
 export const PIN_RETRY_AFTER_SECONDS = Math.ceil(STALE_CLAIM_MS / 2000);
 
+/** The ports and settings this service uses, of CoreDeps. */
+export type UploadDeps = Pick<
+  CoreDeps,
+  'tenantStore' | 'artifactStore' | 'blobs' | 'clock' | 'log' | 'observer' | 'origins' | 'upgradeUrl'
+>;
+
 export class UploadService {
   constructor(
-    private readonly deps: CoreDeps,
+    private readonly deps: UploadDeps,
     private readonly pinWait: PinWait = { attempts: 100, delayMs: 100 },
   ) {}
 
   /** Before any bytes: an earlier response for this idempotency key, if any. */
   async replay(caller: Caller, idempotencyKey: string | undefined): Promise<UploadResult | null> {
     if (idempotencyKey === undefined) return null;
-    const response = await this.deps.store.getIdempotency(
+    const response = await this.deps.artifactStore.getIdempotency(
       caller.tenant.id,
       idempotencyKey,
       this.deps.clock.now() - LIMITS.idempotencySeconds * 1000,
@@ -76,15 +82,15 @@ export class UploadService {
 
   /** Fails fast on what is already known, so a doomed upload is refused before its bytes are read. */
   async precheck(caller: Caller, req: UploadRequest): Promise<void> {
-    const { store } = this.deps;
+    const { artifactStore, tenantStore } = this.deps;
     const session = optionalLabel(req.sessionId, 'session_id');
     if (req.ttl !== undefined) expiresAtFor(req.ttl, caller.tenant.plan, this.deps.clock.now(), this.deps.upgradeUrl);
     if (session !== null) {
-      const row = await store.getSession(caller.tenant.id, session);
+      const row = await artifactStore.getSession(caller.tenant.id, session);
       if (row?.sealedAt != null) throw sealed(session);
     }
     await settleExpiry(this.deps, caller.tenant.id);
-    const tenant = await store.getTenant(caller.tenant.id);
+    const tenant = await tenantStore.getTenant(caller.tenant.id);
     if (tenant && tenant.storageBytes >= PLANS[tenant.plan].storageBytes) throw this.storageFull(tenant.plan);
   }
 
@@ -120,26 +126,26 @@ export class UploadService {
     staged: StagedBlob,
     idempotencyKey: string | undefined,
   ): Promise<UploadResult> {
-    const { store, blobs, clock, origins } = this.deps;
+    const { tenantStore, artifactStore, blobs, clock, origins } = this.deps;
     // The bytes may have taken long to arrive; storage freed by expiry meanwhile counts.
     await settleExpiry(this.deps, caller.tenant.id);
     const now = clock.now();
-    const tenant = (await store.getTenant(caller.tenant.id)) ?? caller.tenant;
+    const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
     const row = this.buildRow(tenant.id, tenant.plan, req, staged, now);
     const limit = PLANS[tenant.plan].storageBytes;
     // A session field that came after the file part was not prechecked: refuse before the bytes land.
-    if (row.sessionId !== null && (await store.getSession(tenant.id, row.sessionId))?.sealedAt != null) {
+    if (row.sessionId !== null && (await artifactStore.getSession(tenant.id, row.sessionId))?.sealedAt != null) {
       throw sealed(row.sessionId);
     }
 
-    if (tenant.storageBytes + staged.sizeBytes > limit && !(await store.blobIsLive(tenant.id, staged.sha256))) {
+    if (tenant.storageBytes + staged.sizeBytes > limit && !(await artifactStore.blobIsLive(tenant.id, staged.sha256))) {
       throw this.storageFull(tenant.plan);
     }
     await this.pin(tenant.id, staged);
     await blobs.commit(staged, blobKey(tenant.id, staged.sha256));
 
     const response: IdempotentResponse = { status: 201, body: JSON.stringify(artifactRecord(row, null, origins)) };
-    const result = await store.insertArtifact({
+    const result = await artifactStore.insertArtifact({
       artifact: row,
       storageLimitBytes: limit,
       ...(idempotencyKey === undefined
@@ -165,7 +171,12 @@ export class UploadService {
   /** Pins the blob against the sweeper; waits out a delete claim that is in progress. */
   async pin(tenantId: string, staged: StagedBlob): Promise<void> {
     for (let attempt = 0; attempt < this.pinWait.attempts; attempt++) {
-      const state = await this.deps.store.pinBlob(tenantId, staged.sha256, staged.sizeBytes, this.deps.clock.now());
+      const state = await this.deps.artifactStore.pinBlob(
+        tenantId,
+        staged.sha256,
+        staged.sizeBytes,
+        this.deps.clock.now(),
+      );
       if (state === 'pinned') return;
       await sleep(this.pinWait.delayMs);
     }

@@ -11,7 +11,7 @@ import {
 import { MIGRATIONS } from '../../src/adapters/postgres/schema.js';
 import type { ArtifactQuery, ArtifactRow, InsertArtifactResult, TenantRow } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
-import { metadataStoreContract } from '../contract/metadata-store.contract.js';
+import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';
 import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
 
 const url = process.env.CAIRN_TEST_DATABASE_URL;
@@ -60,7 +60,7 @@ if (reason && process.env.CI) {
   });
 } else {
   describe.skipIf(reason !== null)('PostgresMetadataStore', () => {
-    metadataStoreContract('postgres', async () => {
+    metadataStoreContracts('postgres', async () => {
       const schema = schemaName();
       const store = new PostgresMetadataStore({ connectionString: url!, schema });
       return {

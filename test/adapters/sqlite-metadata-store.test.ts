@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildArtifactListQuery, buildSessionListQuery, SqliteMetadataStore } from '../../src/adapters/sqlite/index.js';
 import type { ArtifactQuery } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
-import { metadataStoreContract } from '../contract/metadata-store.contract.js';
+import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';
 import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
 
 async function tempDir(): Promise<{ dir: string; remove: () => Promise<void> }> {
@@ -14,7 +14,7 @@ async function tempDir(): Promise<{ dir: string; remove: () => Promise<void> }> 
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-metadataStoreContract('sqlite', async () => {
+metadataStoreContracts('sqlite', async () => {
   const { dir, remove } = await tempDir();
   const store = new SqliteMetadataStore({ path: join(dir, 'cairn.db') });
   return {

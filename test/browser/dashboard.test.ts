@@ -57,7 +57,7 @@ describe.skipIf(skipBrowser)('dashboard: a page keeps its settings', () => {
     );
     const pageRow = async () => {
       const { tenant } = await s.core.tenants.authenticate(key);
-      return s.core.deps.store.getPageForArtifact(tenant.id, artifact.artifact_id);
+      return s.core.deps.sharingStore.getPageForArtifact(tenant.id, artifact.artifact_id);
     };
     expect(await gateInfo(slug)).toBe(200);
 
@@ -114,7 +114,7 @@ describe.skipIf(skipBrowser)('dashboard: a page keeps its settings', () => {
     expect(await page.locator('input[name="access"][value="password"]').count()).toBe(0);
     await clickAndWait('form[action$="/publish"] button');
     const { tenant } = await s.core.tenants.authenticate(key);
-    expect(await s.core.deps.store.getPageForArtifact(tenant.id, artifact.artifact_id)).toMatchObject({
+    expect(await s.core.deps.sharingStore.getPageForArtifact(tenant.id, artifact.artifact_id)).toMatchObject({
       access: 'none',
       title: 'Hello page',
       visibility: 'unlisted',

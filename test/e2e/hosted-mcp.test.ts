@@ -140,9 +140,9 @@ describe('the HTTP edge of /mcp', () => {
 
   it('admits every request like an API call: rate-limit headers and the monthly counter', async () => {
     const month = new Date().toISOString().slice(0, 7);
-    const tenant = (await srv.core.deps.store.getTenantByName('main'))!;
+    const tenant = (await srv.core.deps.tenantStore.getTenantByName('main'))!;
     await srv.core.requests.flush();
-    const before = await srv.core.deps.store.getRequestCount(tenant.id, month);
+    const before = await srv.core.deps.tenantStore.getRequestCount(tenant.id, month);
     const r = await postMcp(srv.apiUrl, initializeMessage, { authorization: `Bearer ${srv.apiKey}` });
     expect(r.status, r.text).toBe(200);
     expect(r.headers.get('x-ratelimit-limit')).toBe(String(PLANS.pro.rateLimitBurst));
@@ -150,7 +150,7 @@ describe('the HTTP edge of /mcp', () => {
     expect(Number(r.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000 - 1);
     expect(JSON.parse(r.text).result.serverInfo.name).toBe('cairn');
     await srv.core.requests.flush();
-    expect(await srv.core.deps.store.getRequestCount(tenant.id, month)).toBe(before + 1);
+    expect(await srv.core.deps.tenantStore.getRequestCount(tenant.id, month)).toBe(before + 1);
   });
 
   it('refuses foreign Origins and rebound Host names, accepts loopback ones and no Origin', async () => {

@@ -92,7 +92,7 @@ describe('monthly request quota', () => {
     const published = await put(s.apiUrl, key, 'to publish');
     // Use up all but one request of the month directly in the store (10,000 HTTP calls would be
     // slow), as another instance would; the flush brings this instance's counter up to date.
-    await s.core.deps.store.addRequests([{ tenantId: tenant.id, month, n: limit - 2 }]);
+    await s.core.deps.tenantStore.addRequests([{ tenantId: tenant.id, month, n: limit - 2 }]);
     await s.core.requests.flush();
     const last = await api(s.apiUrl, key, 'GET', '/v1/whoami');
     expect(last.status).toBe(200);
@@ -104,7 +104,7 @@ describe('monthly request quota', () => {
     expectError(await uploadMultipart(s.apiUrl, key, { content: 'over quota' }), 403, 'quota_exceeded');
     expect(await blobFilesFor(s, sha256('over quota'))).toEqual([]);
     await s.core.requests.flush();
-    expect(await s.core.deps.store.getRequestCount(tenant.id, month)).toBe(limit);
+    expect(await s.core.deps.tenantStore.getRequestCount(tenant.id, month)).toBe(limit);
 
     // Publishing is never counted, but the spec refuses it once the quota is reached; unpublish
     // still works so a tenant at its limit can take a page down (pages.test.ts covers both sides).
@@ -113,7 +113,7 @@ describe('monthly request quota', () => {
     });
     expectError(pub, 403, 'quota_exceeded');
     await s.core.requests.flush();
-    expect(await s.core.deps.store.getRequestCount(tenant.id, month)).toBe(limit);
+    expect(await s.core.deps.tenantStore.getRequestCount(tenant.id, month)).toBe(limit);
 
     // A new month starts from zero.
     clock.set(Date.UTC(2026, 9, 1, 0, 0, 1));

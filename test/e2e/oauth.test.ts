@@ -312,7 +312,7 @@ describe('dashboard forms', () => {
       404,
     );
     const otherKeyId = (
-      await srv.core.deps.store.listApiKeys((await srv.core.deps.store.getTenantByName('dash-other'))!.id)
+      await srv.core.deps.tenantStore.listApiKeys((await srv.core.deps.tenantStore.getTenantByName('dash-other'))!.id)
     )[0]!.id;
     expect((await user.request('POST', `/dashboard/keys/${otherKeyId}/revoke`, { csrf })).status).toBe(400);
     expect((await api(srv.apiUrl, otherKey, 'GET', `/v1/artifacts/${theirs.artifact_id}`)).status).toBe(200);

@@ -35,7 +35,7 @@ const unlock = (slug: string, body: unknown) => api(s.apiUrl, null, 'POST', `/v1
 const getArtifact = (id: string, key = s.apiKey) => api(s.apiUrl, key, 'GET', `/v1/artifacts/${id}`);
 /** Whether the content origin's check would accept `token` for the page `slug` as it is stored now. */
 const accepts = async (slug: string, token: string) => {
-  const found = await s.core.deps.store.getPageBySlug(slug);
+  const found = await s.core.deps.sharingStore.getPageBySlug(slug);
   return found !== null && s.core.pages.acceptsContentToken(found.page, token);
 };
 
@@ -69,7 +69,7 @@ describe('publish', () => {
     expect(again.status).toBe(200);
     expect(again.json.page_id).toBe(first.json.page_id);
     expect(again.json.visibility).toBe('public');
-    const row = await s.core.deps.store.getPageBySlug(first.json.page_id);
+    const row = await s.core.deps.sharingStore.getPageBySlug(first.json.page_id);
     expect(row?.page).toMatchObject({ title: 'Two', visibility: 'public', access: 'none', live: true });
     expect((await getArtifact(art.artifact_id)).json.page.visibility).toBe('public');
   });
@@ -131,7 +131,7 @@ describe('publish', () => {
 
   it('hashes passwords with Argon2id at the OWASP parameters, never storing the password', async () => {
     const { slug } = await passwordPage('hunter2-long-enough');
-    const row = await s.core.deps.store.getPageBySlug(slug);
+    const row = await s.core.deps.sharingStore.getPageBySlug(slug);
     expect(row?.page.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     expect(row?.page.passwordHash).not.toContain('hunter2');
   });
@@ -141,14 +141,14 @@ describe('publish', () => {
     expect((await gateInfo(slug)).status).toBe(200);
     await publish(art.artifact_id, { visibility: 'unlisted' });
     expectError(await gateInfo(slug), 404, 'artifact_not_found');
-    expect((await s.core.deps.store.getPageBySlug(slug))?.page.passwordHash).toBeNull();
+    expect((await s.core.deps.sharingStore.getPageBySlug(slug))?.page.passwordHash).toBeNull();
   });
 
   it('deleted and expired artifacts: publish → 410; soft delete unpublishes at once', async () => {
     const art = await put(s.apiUrl, s.apiKey, 'd');
     const { json } = await publish(art.artifact_id, { visibility: 'unlisted' });
     expect((await api(s.apiUrl, s.apiKey, 'DELETE', `/v1/artifacts/${art.artifact_id}`)).status).toBe(200);
-    expect((await s.core.deps.store.getPageBySlug(json.page_id))?.page.live).toBe(false);
+    expect((await s.core.deps.sharingStore.getPageBySlug(json.page_id))?.page.live).toBe(false);
     expect(await s.core.pages.resolve(json.page_id)).toBeNull();
     expectError(await publish(art.artifact_id, { visibility: 'unlisted' }), 410, 'artifact_already_deleted');
 
@@ -174,13 +174,13 @@ describe('publish', () => {
     const tenant = (await s.core.tenants.authenticate(key)).tenant;
     const month = new Date(clock.now()).toISOString().slice(0, 7);
     await s.core.requests.flush();
-    const used = await s.core.deps.store.getRequestCount(tenant.id, month);
-    await s.core.deps.store.addRequests([{ tenantId: tenant.id, month, n: 10_000 - used }]);
+    const used = await s.core.deps.tenantStore.getRequestCount(tenant.id, month);
+    await s.core.deps.tenantStore.addRequests([{ tenantId: tenant.id, month, n: 10_000 - used }]);
     await s.core.requests.flush();
     expectError(await publish(art.artifact_id, { visibility: 'unlisted' }, key), 403, 'quota_exceeded');
     expect((await unpublish(art.artifact_id, key)).status).toBe(200);
     await s.core.requests.flush();
-    expect(await s.core.deps.store.getRequestCount(tenant.id, month)).toBe(10_000);
+    expect(await s.core.deps.tenantStore.getRequestCount(tenant.id, month)).toBe(10_000);
   });
 });
 
@@ -200,7 +200,10 @@ describe('operator takedown', () => {
     }
     // Validation still comes first, and nothing of the refused publishes was written.
     expectError(await publish(art.artifact_id, { visibility: 'nope' }), 400, 'invalid_request');
-    expect((await s.core.deps.store.getPageBySlug(slug))?.page).toMatchObject({ live: false, access: 'password' });
+    expect((await s.core.deps.sharingStore.getPageBySlug(slug))?.page).toMatchObject({
+      live: false,
+      access: 'password',
+    });
     expect((await getArtifact(art.artifact_id)).json.page).toBeNull();
 
     await s.core.pages.restore(slug);
@@ -248,11 +251,11 @@ describe('tenant isolation', () => {
     const slug = pub.json.page_id;
     expect((await gateInfo(slug)).status).toBe(200);
     const tenant = (await s.core.tenants.authenticate(key)).tenant;
-    await s.core.deps.store.updateTenant(tenant.id, { suspended: true });
+    await s.core.deps.tenantStore.updateTenant(tenant.id, { suspended: true });
     expectError(await gateInfo(slug), 404, 'artifact_not_found');
     expectError(await unlock(slug, { password: 'pw' }), 404, 'artifact_not_found');
     expect(await s.core.pages.resolve(slug)).toBeNull();
-    await s.core.deps.store.updateTenant(tenant.id, { suspended: false });
+    await s.core.deps.tenantStore.updateTenant(tenant.id, { suspended: false });
     expect((await gateInfo(slug)).status).toBe(200);
   });
 });

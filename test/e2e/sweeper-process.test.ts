@@ -51,7 +51,7 @@ localOnly('cairn admin sweep, killed for real', () => {
     dirs.push(dataDir);
     const now = Date.now();
     const runtime = await createRuntime(loadConfig({ dataDir, logLevel: 'silent' }, {}), { log: silentLog });
-    const { store } = runtime.core.deps;
+    const { store } = runtime.adapters;
     const { tenant } = await runtime.core.tenants.create('sweep-kill', 'pro');
     const row = (i: string, over: Partial<ArtifactRow>): ArtifactRow => ({
       id: newArtifactId(),

@@ -45,14 +45,16 @@ describe('sweeper', () => {
     const keep = await put(s.apiUrl, key, 'stays', { ttl: '7d' });
     const link = (await api(s.apiUrl, key, 'POST', `/v1/artifacts/${a.artifact_id}/links`, {})).json;
     await sweep();
-    expect((await s.core.deps.store.getArtifact(await tenantId('sweep-expiry'), a.artifact_id))?.status).toBe('active');
+    expect((await s.core.deps.artifactStore.getArtifact(await tenantId('sweep-expiry'), a.artifact_id))?.status).toBe(
+      'active',
+    );
 
     clock.advance(HOUR_MS);
     const report = await sweep();
     expect(report.expired).toBeGreaterThanOrEqual(1);
-    const row = await s.core.deps.store.getArtifact(await tenantId('sweep-expiry'), a.artifact_id);
+    const row = await s.core.deps.artifactStore.getArtifact(await tenantId('sweep-expiry'), a.artifact_id);
     expect(row?.status).toBe('expired');
-    expect(await s.core.deps.store.getLink(link.link_id)).toBeNull();
+    expect(await s.core.deps.sharingStore.getLink(link.link_id)).toBeNull();
     expectError(await api(s.apiUrl, key, 'GET', `/v1/artifacts/${a.artifact_id}`), 410, 'artifact_expired');
     const who = (await api(s.apiUrl, key, 'GET', '/v1/whoami')).json;
     expect(who.usage_storage_bytes).toBe(keep.size_bytes);
@@ -167,12 +169,12 @@ describe('sweeper', () => {
     clock.advance(61_000);
     // Dead before any sweep, but its row is still there.
     expect((await fetchBytes(short.url)).status).toBe(404);
-    expect(await s.core.deps.store.getLink(short.link_id)).not.toBeNull();
+    expect(await s.core.deps.sharingStore.getLink(short.link_id)).not.toBeNull();
     const report = await sweep();
     expect(report.linksPurged).toBeGreaterThanOrEqual(1);
-    expect(await s.core.deps.store.getLink(short.link_id)).toBeNull();
+    expect(await s.core.deps.sharingStore.getLink(short.link_id)).toBeNull();
     // The live one is untouched.
-    expect(await s.core.deps.store.getLink(long.link_id)).not.toBeNull();
+    expect(await s.core.deps.sharingStore.getLink(long.link_id)).not.toBeNull();
     expect((await fetchBytes(long.url)).body.toString()).toBe('linked bytes');
     expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.active_links).toBe(1);
   });
@@ -180,7 +182,7 @@ describe('sweeper', () => {
   it('a sweeper killed half-way leaves work the next run finishes', async () => {
     const key = await s.createTenant('sweep-killed', 'pro');
     const tid = await tenantId('sweep-killed');
-    const { store, blobs } = s.core.deps;
+    const { sweeperStore: store, blobs } = s.core.deps;
     const one = await put(s.apiUrl, key, 'killed one', { ttl: 'never' });
     const two = await put(s.apiUrl, key, 'killed two', { ttl: 'never' });
     for (const a of [one, two]) await api(s.apiUrl, key, 'DELETE', `/v1/artifacts/${a.artifact_id}`);
@@ -224,7 +226,12 @@ describe('sweeper', () => {
     clock.advance(ORPHAN_GRACE_MS + 1000);
     // A sweeper claims the blob for deletion and dies: nothing deleted, nothing forgotten.
     const now = clock.now();
-    const claimed = await s.core.deps.store.claimOrphanBlobs(now - ORPHAN_GRACE_MS, now - STALE_CLAIM_MS, now, 500);
+    const claimed = await s.core.deps.sweeperStore.claimOrphanBlobs(
+      now - ORPHAN_GRACE_MS,
+      now - STALE_CLAIM_MS,
+      now,
+      500,
+    );
     expect(claimed.map((c) => c.contentHash)).toContain(a.content_hash);
 
     const original = s.core.uploads;
@@ -376,7 +383,7 @@ describe('cairn admin sweep', () => {
     // Expired long ago by the real clock, so also past the 30-day retention: expired and purged.
     expect(report.expired).toBeGreaterThanOrEqual(1);
     expect(report.purged).toBeGreaterThanOrEqual(1);
-    expect(await s.core.deps.store.getArtifact(await tenantId('sweep-cli'), a.artifact_id)).toBeNull();
+    expect(await s.core.deps.artifactStore.getArtifact(await tenantId('sweep-cli'), a.artifact_id)).toBeNull();
     expectError(await api(s.apiUrl, key, 'GET', `/v1/artifacts/${a.artifact_id}`), 404, 'artifact_not_found');
     // Human output too.
     const human = await run(process.execPath, [BIN, 'admin', 'sweep'], {

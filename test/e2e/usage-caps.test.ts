@@ -38,7 +38,7 @@ describe('storage quota', () => {
     const tenant = await tenantOf(name);
     const size = PLANS.free.storageBytes - headroom;
     const hash = createHash('sha256').update(`filler ${name}`).digest('hex');
-    const { store } = s.core.deps;
+    const { artifactStore: store } = s.core.deps;
     const now = clock.now();
     expect(await store.pinBlob(tenant.id, hash, size, now)).toBe('pinned');
     await store.insertArtifact({
@@ -204,7 +204,7 @@ describe('active links cap, pro', () => {
     const max = PLANS.pro.activeLinks;
     for (let i = 0; i < max - 1; i += 111) {
       const batch = Array.from({ length: Math.min(111, max - 1 - i) }, () =>
-        s.core.deps.store.createLink(
+        s.core.deps.sharingStore.createLink(
           {
             id: newLinkId(),
             tenantId: tenant.id,
@@ -245,7 +245,7 @@ describe('usage after a TTL passes, before any sweep', () => {
     for (let i = 0; i < 99; i++) {
       const artifactId = i < 10 ? e3.artifact_id : e4.artifact_id;
       const link = { id: newLinkId(), tenantId: tenant.id, artifactId, createdAt: now, expiresAt: now + 86_400_000 };
-      expect(await s.core.deps.store.createLink(link, PLANS.free.activeLinks, now)).toBe(true);
+      expect(await s.core.deps.sharingStore.createLink(link, PLANS.free.activeLinks, now)).toBe(true);
     }
     expect((await api(s.apiUrl, key, 'POST', `/v1/artifacts/${stays.artifact_id}/links`, {})).status).toBe(201);
     expectError(

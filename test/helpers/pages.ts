@@ -64,7 +64,7 @@ export async function storeWithType(
     await uploadJson(s.apiUrl, key, { filename: 'carrier.bin', content: Buffer.from(content).toString('base64') })
   ).json as Rec;
   const { tenant } = await s.core.tenants.authenticate(key);
-  const { store, clock } = s.core.deps;
+  const { artifactStore: store, clock } = s.core.deps;
   expect(await store.pinBlob(tenant.id, carrier.content_hash, carrier.size_bytes, clock.now())).toBe('pinned');
   const row: ArtifactRow = {
     id: newArtifactId(),

@@ -482,7 +482,7 @@ describe('agent_id and the bytes preview cap', () => {
     const hash = 'b'.repeat(64);
     const size = BYTES_CAP + 1;
     const id = newArtifactId();
-    const { store } = srv.core.deps;
+    const { artifactStore: store } = srv.core.deps;
     expect(await store.pinBlob(tenant.id, hash, size, Date.now())).toBe('pinned');
     await store.insertArtifact({
       artifact: {

@@ -4,8 +4,8 @@ import { access, type FileHandle, mkdir, open, rename, rm, stat, unlink } from '
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { CairnError } from '../../core/errors.js';
 import type { BlobStore, ByteRange, LandResult, StagedBlob } from '../../ports/blob-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { BufferShelf } from './buffer-shelf.js';
 import { DurableFileSink } from './durable-file-sink.js';

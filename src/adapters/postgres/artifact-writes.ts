@@ -1,5 +1,5 @@
-import { CairnError } from '../../core/errors.js';
 import type { ArtifactRow, InsertArtifactInput, InsertArtifactResult } from '../../ports/metadata-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
 import { artifactInsertValues } from '../shared/metadata-rows.js';
 import { one, type Querier } from './database.js';
 import { assertStorableMetadata, metadataIndexValue } from './rows.js';

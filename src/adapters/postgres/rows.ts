@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CairnError } from '../../core/errors.js';
+import { CairnError } from '../../shared/cairn-error.js';
 import {
   type ApiKeyRecord,
   ARTIFACT_COLUMNS,

@@ -1,6 +1,6 @@
-import { CairnError } from '../../core/errors.js';
-import type { PlanName } from '../../core/plans.js';
 import type { ApiKeyRow, RequestDelta, TenantRow } from '../../ports/metadata-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
+import type { PlanName } from '../../shared/plan-name.js';
 import { all, type Database, one, onePrepared, type Querier } from './database.js';
 import { type ApiKeyRecord, TENANT_SELECT, type TenantRecord, toApiKey, toTenant } from './rows.js';
 

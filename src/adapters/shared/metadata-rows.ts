@@ -1,4 +1,3 @@
-import type { PlanName } from '../../core/plans.js';
 import type {
   ApiKeyRow,
   ArtifactRow,
@@ -8,6 +7,7 @@ import type {
   SessionRow,
   TenantRow,
 } from '../../ports/metadata-store.js';
+import type { PlanName } from '../../shared/plan-name.js';
 
 /**
  * Metadata rows as both SQL adapters return them: snake_case columns, integer milliseconds. The

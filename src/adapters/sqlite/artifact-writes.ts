@@ -1,5 +1,5 @@
-import { CairnError } from '../../core/errors.js';
 import type { ArtifactRow, InsertArtifactInput, InsertArtifactResult } from '../../ports/metadata-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
 import { artifactInsertValues } from '../shared/metadata-rows.js';
 import type { Connection } from './database.js';
 import { type ArtifactRecord, metadataIndexValue } from './rows.js';

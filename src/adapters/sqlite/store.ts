@@ -1,4 +1,3 @@
-import type { PlanName } from '../../core/plans.js';
 import type {
   ApiKeyRow,
   ArtifactQuery,
@@ -20,6 +19,7 @@ import type {
   TenantRow,
 } from '../../ports/metadata-store.js';
 import type { ResumableUploadStore } from '../../ports/resumable-upload-store.js';
+import type { PlanName } from '../../shared/plan-name.js';
 import { DENSITY_PROBE, type Density, sparsestFirst } from '../shared/metadata-driver.js';
 import { KeyFailure, TurnBatch } from '../shared/turn-batch.js';
 import { SqlResumableUploads } from '../sql/resumable-uploads.js';

@@ -1,6 +1,6 @@
-import { CairnError } from '../../core/errors.js';
-import type { PlanName } from '../../core/plans.js';
 import type { ApiKeyRow, RequestDelta, TenantRow } from '../../ports/metadata-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
+import type { PlanName } from '../../shared/plan-name.js';
 import type { Connection } from './database.js';
 import {
   API_KEY_COLUMNS,

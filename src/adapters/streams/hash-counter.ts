@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
-import { CairnError } from '../../core/errors.js';
+import { CairnError } from '../../shared/cairn-error.js';
 
 /**
  * Hashes (SHA-256) and counts bytes on their way to a blob store, failing as soon as the limit is

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { CairnError } from '../../core/errors.js';
 import type { LandResult } from '../../ports/blob-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
 
 /**
  * Feeds `source` to `write` chunk by chunk, hashing it on the way, for the `land` of every blob

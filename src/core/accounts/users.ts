@@ -77,7 +77,7 @@ export class UserService {
   ): Promise<Principal> {
     const address = normaliseEmail(email);
     const hash = await this.hasher.hash(checkPassword(password));
-    const existing = await this.deps.store.getTenantByName(tenantName);
+    const existing = await this.deps.tenantStore.getTenantByName(tenantName);
     if (!existing && !opts.createTenant) {
       throw invalid(`No tenant named '${tenantName}'; add --create-tenant to create it.`);
     }
@@ -87,7 +87,7 @@ export class UserService {
     const result = await this.store.createUser(user, existing ? null : tenant);
     if (result === 'email_taken') throw emailTaken();
     if (result === 'tenant_name_taken') throw invalid(`A tenant named '${tenantName}' already exists.`);
-    return { user, tenant: (await this.deps.store.getTenant(tenant.id)) ?? tenant };
+    return { user, tenant: (await this.deps.tenantStore.getTenant(tenant.id)) ?? tenant };
   }
 
   /** The same refusal for an unknown email and a wrong password, after the same Argon2id work. */

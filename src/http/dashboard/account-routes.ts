@@ -51,7 +51,7 @@ export function accountRoutes(app: FastifyInstance, ctx: DashboardContext): void
     const session = await ctx.requireSession(request, reply);
     if (!session) return reply;
     const who = await core.tenants.whoami(dashboardCaller(session));
-    const activeKeys = (await core.deps.store.listApiKeys(session.tenant.id)).filter(
+    const activeKeys = (await core.deps.tenantStore.listApiKeys(session.tenant.id)).filter(
       (k) => k.revokedAt === null,
     ).length;
     const plan = PLANS[session.tenant.plan];
@@ -85,7 +85,7 @@ ${connectPanel(api)}`,
     status: number,
     top: SafeHtml | string = '',
   ) => {
-    const keys = (await core.deps.store.listApiKeys(session.tenant.id)).slice().reverse();
+    const keys = (await core.deps.tenantStore.listApiKeys(session.tenant.id)).slice().reverse();
     const rows = keys.map(
       (
         k,
@@ -137,7 +137,9 @@ ${keys.length === 0 ? html`<p class="muted">No keys yet.</p>` : html`<div class=
     const session = await ctx.requireSession(request, reply);
     if (!session) return reply;
     const { id } = request.params as { id: string };
-    const key = (await core.deps.store.listApiKeys(session.tenant.id)).find((k) => k.id === id && k.revokedAt === null);
+    const key = (await core.deps.tenantStore.listApiKeys(session.tenant.id)).find(
+      (k) => k.id === id && k.revokedAt === null,
+    );
     if (!key) return keysPage(reply, session, 404, notice('error', 'No such active key.'));
     return sendHtml(
       reply,

@@ -111,7 +111,7 @@ ${FILTERS.map(([name, label]) => html`<div><label for="f-${name}">${label}</labe
       return sendUserError(reply, session, '/dashboard/artifacts', 'Artifact', thrown);
     }
     const caller = dashboardCaller(session);
-    const pageRow = await core.deps.store.getPageForArtifact(session.tenant.id, a.artifact_id);
+    const pageRow = await core.deps.sharingStore.getPageForArtifact(session.tenant.id, a.artifact_id);
     const links = await core.sharing.listLinks(caller, a.artifact_id, {});
     const download = await core.sharing.downloadUrl(caller, a.artifact_id);
     const unpublish = html`<form method="post" action="${artifactPath(a.artifact_id)}/unpublish">${csrfField(session.csrf)}<button class="btn secondary small" type="submit">Unpublish</button></form>`;
@@ -171,7 +171,7 @@ ${linksPanel(session, a, links)}`,
     const caller = dashboardCaller(session);
     try {
       if (verb === 'publish') {
-        const row = await core.deps.store.getPageForArtifact(session.tenant.id, id);
+        const row = await core.deps.sharingStore.getPageForArtifact(session.tenant.id, id);
         await core.pages.publish(caller, id, publishBody(request.body, row), { keepPassword: true });
         return reply.redirect(`${artifactPath(id)}?done=published`, 303);
       }
