@@ -110,7 +110,7 @@ export class ResumableUploadService {
     req: ResumableCreateRequest,
     idempotencyKey: string | undefined,
   ): Promise<{ state: ResumableState; replayed: boolean }> {
-    const { tenantStore, artifactStore, resumables, clock, upgradeUrl } = this.deps;
+    const { tenantStore, resumables, clock, upgradeUrl } = this.deps;
     // Namespaced: the same key on a direct upload must not replay this answer (or the reverse).
     const key = idempotencyKey === undefined ? undefined : `tus:${idempotencyKey}`;
     const earlier = await this.uploads.replay(caller, key);

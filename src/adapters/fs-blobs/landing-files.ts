@@ -4,8 +4,8 @@ import { type FileHandle, link, mkdir, open, readdir, readFile, rm, stat, unlink
 import path from 'node:path';
 import { type Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import { CairnError } from '../../core/errors.js';
 import type { LandResult } from '../../ports/blob-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
 import { checkLandingKey } from '../shared/landing-key.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { feedLanding } from '../streams/land-stream.js';

@@ -11,8 +11,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { CairnError } from '../../core/errors.js';
 import type { LandResult, StagedBlob } from '../../ports/blob-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
 import { checkLandingKey } from '../shared/landing-key.js';
 import { HashCounter } from '../streams/hash-counter.js';
 import { feedLanding } from '../streams/land-stream.js';
