@@ -14,6 +14,39 @@ const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const idOf = (uploadUrl: string) => uploadUrl.split('/').pop() ?? '';
 const digestOf = (alg: string, b: Buffer) => `${alg} ${createHash(alg).update(b).digest('base64')}`;
 
+/**
+ * A PATCH of 1,000 bytes at offset 0 that sends 500, waits for `release()`, then sends the rest;
+ * resolves once the server holds the upload for it (watched in the store, not with requests that
+ * would compete for the upload themselves).
+ */
+async function heldPatch(s: TestServer, url: string): Promise<{ release: () => void; answered: Promise<Response> }> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
+  const answered = fetch(url, {
+    method: 'PATCH',
+    headers: {
+      'Tus-Resumable': '1.0.0',
+      Authorization: `Bearer ${s.apiKey}`,
+      'Content-Type': 'application/offset+octet-stream',
+      'Upload-Offset': '0',
+    },
+    body: new ReadableStream({
+      async start(controller) {
+        controller.enqueue(new Uint8Array(500).fill(1));
+        await gate;
+        controller.enqueue(new Uint8Array(500).fill(1));
+        controller.close();
+      },
+    }),
+    duplex: 'half',
+  } as RequestInit);
+  const tenantId = (await s.core.tenants.byName('main')).id;
+  await until(async () => Boolean((await s.core.deps.resumables.getResumable(tenantId, idOf(url)))?.leaseOwner));
+  return { release, answered };
+}
+
 /** Polls `check` every 10 ms until it holds (at most 10 s). */
 async function until(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 1000; i++) {
@@ -351,33 +384,7 @@ describe('tus 1.0.0 resumable uploads', () => {
 
   it('refuses a second PATCH while one is in flight (409), never interleaving them', async () => {
     const url = await create(2000);
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    const slow = fetch(url, {
-      method: 'PATCH',
-      headers: {
-        'Tus-Resumable': '1.0.0',
-        Authorization: `Bearer ${s.apiKey}`,
-        'Content-Type': 'application/offset+octet-stream',
-        'Upload-Offset': '0',
-      },
-      body: new ReadableStream({
-        async start(controller) {
-          controller.enqueue(new Uint8Array(500).fill(1));
-          await gate;
-          controller.enqueue(new Uint8Array(500).fill(1));
-          controller.close();
-        },
-      }),
-      duplex: 'half',
-    } as RequestInit);
-    // Watched in the store, not with requests that would compete for the upload themselves.
-    const tenantId = (await s.core.tenants.byName('main')).id;
-    for (let i = 0; i < 1000 && !(await s.core.deps.resumables.getResumable(tenantId, idOf(url)))?.leaseOwner; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const { release, answered: slow } = await heldPatch(s, url);
     const second = await patch(url, 0, Buffer.alloc(1000, 2));
     expect(second.status).toBe(409);
     expect(second.json).toMatchObject({ error: { code: 'upload_offset_conflict', message: /in progress/ } });
@@ -590,32 +597,7 @@ describe('tus: what one tenant can hold, and edge cases', () => {
 
   it('terminating an upload a PATCH holds is 409, and the PATCH completes it', async () => {
     const url = (await create(s.apiKey, 1000)).headers.get('location') ?? '';
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    const slow = fetch(url, {
-      method: 'PATCH',
-      headers: {
-        'Tus-Resumable': '1.0.0',
-        Authorization: `Bearer ${s.apiKey}`,
-        'Content-Type': 'application/offset+octet-stream',
-        'Upload-Offset': '0',
-      },
-      body: new ReadableStream({
-        async start(controller) {
-          controller.enqueue(new Uint8Array(500).fill(1));
-          await gate;
-          controller.enqueue(new Uint8Array(500).fill(1));
-          controller.close();
-        },
-      }),
-      duplex: 'half',
-    } as RequestInit);
-    const tenantId = (await s.core.tenants.byName('main')).id;
-    for (let i = 0; i < 1000 && !(await s.core.deps.resumables.getResumable(tenantId, idOf(url)))?.leaseOwner; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const { release, answered: slow } = await heldPatch(s, url);
     const del = await tusFetch(url, s.apiKey, 'DELETE');
     expect(del.status).toBe(409);
     release();
