@@ -1,27 +1,22 @@
-import { createHash, type Hash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LandResult } from '../ports/blob-store.js';
 import type { ArtifactRow } from '../ports/metadata-store.js';
 import type { ResumableRow, ResumableSegment } from '../ports/resumable-upload-store.js';
 import type { CoreDeps } from './context.js';
-import { CairnError, invalid, unavailable } from './errors.js';
+import { CairnError, unavailable } from './errors.js';
 import { ARTIFACT_ID } from './ids.js';
 import { activatePending, fillPending } from './pending-artifacts.js';
 import { LIMITS, PLANS, type PlanName } from './plans.js';
 import { PENDING_RETENTION_MS } from './presigned.js';
+import { type Checksum, checkLength, hashing } from './resumable-checks.js';
 import type { Caller } from './tenants.js';
 import { buildArtifactRow, type UploadRequest, type UploadService } from './upload.js';
+import { UploadLeases } from './upload-lease.js';
 
 /** An unfinished resumable upload is gone this long after its creation (tus `Upload-Expires`). */
 export const RESUMABLE_RETENTION_MS = PENDING_RETENTION_MS;
-/**
- * How long a PATCH holds its upload, renewed while its bytes flow. A request on an instance that
- * died keeps the upload for at most this long; clients are told to retry 409s after a HEAD.
- * Short enough for tus-js-client's default retries (0, 1, 3 and 5 s) to outlast it.
- */
-export const LEASE_MS = 8_000;
-const RENEW_EVERY_MS = 2_000;
 /** Unfinished resumable uploads a tenant may have at once. */
 export const MAX_OPEN_UPLOADS = 20;
 /** PATCHes one upload may take: each is a piece the last one reads, and a row entry. */
@@ -29,16 +24,6 @@ export const MAX_PIECES = 1000;
 /** How long a HEAD waits for another request to finish an upload whose bytes are all in. */
 const FINISH_WAIT_MS = 20_000;
 const FINISH_POLL_MS = 250;
-
-/** The digests `Upload-Checksum` may carry (tus checksum extension). */
-export const CHECKSUM_ALGORITHMS = ['sha1', 'sha256'] as const;
-type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
-
-export interface Checksum {
-  algorithm: ChecksumAlgorithm;
-  /** Base64 digest of the PATCH's body. */
-  digest: string;
-}
 
 export interface ResumableCreateRequest extends UploadRequest {
   lengthBytes: unknown;
@@ -53,35 +38,10 @@ export interface ResumableState {
   expiresAt: number | null;
 }
 
-/** The largest upload a plan takes: the presigned limit where the plan has it, else the multipart one. */
-export const maxResumableBytes = (plan: PlanName) =>
-  PLANS[plan].presignedUpload ? LIMITS.presignedBytes : LIMITS.multipartBytes;
-
-interface Leased {
-  row: ResumableRow;
-  owner: string;
-}
-
 const offsetConflict = (message: string) => new CairnError('upload_offset_conflict', message);
 const uploadGone = () =>
   new CairnError('not_found', 'No such upload: it is unknown, finished and removed, terminated or expired.');
 
-/** `Upload-Checksum: <algorithm> <base64>`; anything else is 400, as the tus checksum extension asks. */
-export function parseChecksum(header: string | undefined): Checksum | null {
-  if (header === undefined) return null;
-  const m = /^([a-z0-9-]+) ([A-Za-z0-9+/]+={0,2})$/.exec(header.trim());
-  if (!m)
-    throw invalid(
-      'Upload-Checksum must be "<algorithm> <base64 digest>", e.g. "sha256 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=".',
-    );
-  const algorithm = m[1] as ChecksumAlgorithm;
-  if (!CHECKSUM_ALGORITHMS.includes(algorithm)) {
-    throw invalid(`Upload-Checksum algorithm ${m[1]} is not supported; use one of ${CHECKSUM_ALGORITHMS.join(', ')}.`);
-  }
-  return { algorithm, digest: m[2]! };
-}
-
-/** The ports and settings this service uses, of CoreDeps. */
 export type ResumableDeps = Pick<
   CoreDeps,
   'tenantStore' | 'artifactStore' | 'resumables' | 'blobs' | 'clock' | 'log' | 'observer' | 'upgradeUrl'
@@ -99,10 +59,14 @@ export type ResumableDeps = Pick<
  * so any instance can take the next PATCH, also after a restart.
  */
 export class ResumableUploadService {
+  private readonly leases: UploadLeases;
+
   constructor(
     private readonly deps: ResumableDeps,
     private readonly uploads: UploadService,
-  ) {}
+  ) {
+    this.leases = new UploadLeases(deps);
+  }
 
   /** Creation: refuses what can be refused before any byte (fields, session, size, quota). */
   async create(
@@ -229,9 +193,9 @@ export class ResumableUploadService {
    */
   private async finished(caller: Caller, row: ResumableRow): Promise<ResumableState | null> {
     for (let waited = 0; ; waited += FINISH_POLL_MS) {
-      const leased = await this.lease(caller, row.id);
+      const leased = await this.leases.take(caller.tenant.id, row.id);
       if (leased === null) return this.state(caller, row.id);
-      if (leased !== 'held') return this.holding(leased, () => this.finish(leased.row));
+      if (leased !== 'held') return this.leases.holding(leased, () => this.finish(leased.row));
       if (waited >= FINISH_WAIT_MS) {
         throw unavailable('The upload is still being turned into its artifact; ask again shortly.', 5);
       }
@@ -252,7 +216,7 @@ export class ResumableUploadService {
     /** The body's Content-Length, when it announced one: refused at once if it cannot fit. */
     declaredBytes?: number,
   ): Promise<ResumableState> {
-    const leased = ARTIFACT_ID.test(id) ? await this.lease(caller, id) : null;
+    const leased = ARTIFACT_ID.test(id) ? await this.leases.take(caller.tenant.id, id) : null;
     if (!leased || leased === 'held') {
       source.resume();
       if (leased === 'held') throw offsetConflict('Another PATCH of this upload is in progress; HEAD it and retry.');
@@ -261,7 +225,7 @@ export class ResumableUploadService {
       }
       throw uploadGone();
     }
-    return this.holding(leased, async (lost) => {
+    return this.leases.holding(leased, async (lost) => {
       const { row, owner } = leased;
       const refuse = (err: CairnError) => {
         source.resume();
@@ -306,7 +270,7 @@ export class ResumableUploadService {
     const { resumables } = this.deps;
     // Under the lease: a PATCH or HEAD finishing the upload meanwhile would make it an artifact
     // from pieces going away.
-    const leased = ARTIFACT_ID.test(id) ? await this.lease(caller, id) : null;
+    const leased = ARTIFACT_ID.test(id) ? await this.leases.take(caller.tenant.id, id) : null;
     if (leased === 'held') throw offsetConflict('A PATCH of this upload is in progress; retry when it is over.');
     if (!leased || !(await resumables.deleteResumable(caller.tenant.id, id))) {
       throw new CairnError(
@@ -315,40 +279,6 @@ export class ResumableUploadService {
       );
     }
     await this.dropPieces(leased.row.segments);
-  }
-
-  /** Takes the upload's lease for a new owner: the row as leased, `'held'` by another request, or null. */
-  private async lease(caller: Caller, id: string): Promise<Leased | 'held' | null> {
-    const { clock } = this.deps;
-    const owner = randomBytes(12).toString('hex');
-    const now = clock.now();
-    const row = await this.deps.resumables.leaseResumable(caller.tenant.id, id, owner, now, now + LEASE_MS);
-    return row === null || row === 'held' ? row : { row, owner };
-  }
-
-  /** Runs `work` with the lease renewed meanwhile, and gives it back after. */
-  private async holding<T>(leased: Leased, work: (lost: AbortSignal) => Promise<T>): Promise<T> {
-    const { resumables, clock, log } = this.deps;
-    const { row, owner } = leased;
-    const lost = new AbortController();
-    const renew = setInterval(() => {
-      resumables.renewResumableLease(row.id, owner, clock.now() + LEASE_MS).then(
-        (held) => {
-          if (!held) lost.abort();
-        },
-        (err: unknown) => {
-          log.warn({ err: String(err), uploadId: row.id }, 'could not renew an upload lease');
-        },
-      );
-    }, RENEW_EVERY_MS);
-    try {
-      return await work(lost.signal);
-    } finally {
-      clearInterval(renew);
-      await resumables.releaseResumable(row.id, owner).catch((err: unknown) => {
-        log.warn({ err: String(err), uploadId: row.id }, 'could not release an upload lease; it lapses by itself');
-      });
-    }
   }
 
   /** Lands the body as a new piece and records it; returns the row as it is now. */
@@ -432,29 +362,9 @@ export class ResumableUploadService {
   }
 }
 
-function checkLength(value: unknown, plan: PlanName, upgradeUrl: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw invalid('Upload-Length must be a whole number of bytes (deferred lengths are not supported).');
-  }
-  const max = maxResumableBytes(plan);
-  if (value > max) {
-    throw new CairnError('file_too_large', `Upload-Length ${value} is over the ${plan} plan's limit of ${max} bytes.`, {
-      ...(plan === 'free' ? { upgradeUrl } : {}),
-    });
-  }
-  return value;
-}
-
 const toState = (row: ResumableRow): ResumableState => ({
   id: row.id,
   offsetBytes: row.offsetBytes,
   lengthBytes: row.lengthBytes,
   expiresAt: row.expiresAt,
 });
-
-async function* hashing(source: Readable, hash: Hash): AsyncGenerator<Buffer> {
-  for await (const chunk of source as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    yield chunk;
-  }
-}
