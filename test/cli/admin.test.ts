@@ -398,7 +398,7 @@ describe('cairn serve', () => {
   it('exits 0 on a SIGTERM sent the moment its banner appears (three at once)', async () => {
     // The handlers must be in place before the banner announces readiness; a loaded machine
     // lets the reader of the banner signal before the next line of the server has run. Three
-    // starts at once load both cores: each costs about 4 s of CPU here (imports, then compiling
+    // starts at once load both cores: each costs 2 to 4 s of CPU here (imports, then compiling
     // every route's schemas when the API listener gets ready), and six at once, beside the
     // suite's other workers, no longer fitted the start's 20 s on a slow day.
     const dirs = await Promise.all(Array.from({ length: 3 }, () => mkdtemp(path.join(tmpdir(), 'cairn-sig-'))));
