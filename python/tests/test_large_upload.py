@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 import _server
+from _peak import PEAK_SOURCE
 from _server import ServerTestCase
 
 import cairn
@@ -25,24 +26,12 @@ FILE_SIZE = 64 * MIB + 12345  # not a multiple of the chunk size
 # Peak RSS growth allowed during the transfer: a quarter of the file.
 MAX_GROWTH = FILE_SIZE // 4
 
-CHILD = textwrap.dedent(
+CHILD = PEAK_SOURCE + textwrap.dedent(
     """
     import json, os, resource, sys
     sys.path.insert(0, sys.argv[1])
     from cairn import Cairn
 
-    def peak():
-        # Linux: VmHWM, the peak of this process image. ru_maxrss would start at the parent's peak
-        # (it carries over a vfork + exec), which hides part of what this process adds below that.
-        try:
-            with open("/proc/self/status") as fh:
-                for line in fh:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
-            pass
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return rss if sys.platform == "darwin" else rss * 1024  # Linux reports KiB
 
     base_url, key, path, out_path, session = sys.argv[2:7]
     client = Cairn(api_key=key, base_url=base_url)
