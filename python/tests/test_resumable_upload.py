@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Tuple
 from urllib.parse import urlsplit
 
 import _server
+from _peak import PEAK_SOURCE
 from _proxy import FaultProxy
 
 import cairn
@@ -382,24 +383,11 @@ class ResumableUploadTest(_server.ServerTestCase):
             self.client.push_resumable(b"shorter", "x.bin", upload_url=urls[0])
 
 
-CHILD = textwrap.dedent(
+CHILD = PEAK_SOURCE + textwrap.dedent(
     """
     import json, resource, sys
     sys.path.insert(0, sys.argv[1])
     from cairn import Cairn
-
-    def peak():
-        # Linux: VmHWM, the peak of this process image. ru_maxrss would start at the parent's peak
-        # (it carries over a vfork + exec), which hides what this process adds below that.
-        try:
-            with open("/proc/self/status") as fh:
-                for line in fh:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
-            pass
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return rss if sys.platform == "darwin" else rss * 1024  # Linux reports KiB
 
     base_url, key, path = sys.argv[2:5]
     client = Cairn(api_key=key, base_url=base_url)
