@@ -25,8 +25,8 @@ import {
   toUser,
   type UserRecord,
 } from '../shared/account-rows.js';
+import { type TenantRecord, toTenant } from '../sql/rows.js';
 import { all, type Database, one, type Querier } from './database.js';
-import { type TenantRecord, toTenant } from './rows.js';
 
 interface PrincipalRecord {
   u: UserRecord;

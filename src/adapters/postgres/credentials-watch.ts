@@ -1,4 +1,6 @@
 import pg from 'pg';
+import type { CredentialsSignal } from '../sql/store-base.js';
+import { one, type Work } from '../sql/work.js';
 import { clientConfig, type PoolOptions } from './database.js';
 
 /** The channel every Cairn instance listens on; the payload names the schema that changed. */
@@ -17,7 +19,7 @@ const RECONNECT_MS = 1000;
  * The listener is opened on the first question, so commands that never authenticate a key
  * (`cairn admin`, migrations) never open it.
  */
-export class CredentialsWatch {
+export class CredentialsWatch implements CredentialsSignal {
   private epoch = 0;
   private client: pg.Client | undefined;
   private listening = false;
@@ -44,9 +46,9 @@ export class CredentialsWatch {
     this.epoch++;
   }
 
-  /** `pg_notify` arguments for a statement that changes credentials: sent when it commits. */
-  notifyArgs(): [string, string] {
-    return [CREDENTIALS_CHANNEL, this.payload];
+  /** Tells every instance, this one included, when the transaction commits. */
+  *announce(): Work<void> {
+    yield* one('SELECT pg_notify(?, ?) AS sent', [CREDENTIALS_CHANNEL, this.payload]);
   }
 
   private connect(): void {

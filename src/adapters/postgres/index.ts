@@ -1,4 +1,19 @@
+import type { ArtifactQuery, SessionQuery } from '../../ports/metadata-store.js';
+import * as lists from '../sql/list-queries.js';
+import { numberedPlaceholders } from '../sql/runner.js';
+import { POSTGRES } from './driver.js';
+
 export { PostgresAccountStore } from './account-store.js';
-export { buildArtifactListQuery, buildSessionListQuery } from './list-queries.js';
 export { type MigrationResult, migratePostgres } from './migrate.js';
 export { PostgresMetadataStore, type PostgresMetadataStoreOptions } from './store.js';
+
+/** The list statements as PostgreSQL gets them (for tests that look at their plans). */
+export function buildArtifactListQuery(tenantId: string, q: ArtifactQuery): { text: string; values: unknown[] } {
+  const { sql, params } = lists.buildArtifactListQuery(POSTGRES, tenantId, q);
+  return { text: numberedPlaceholders(sql), values: params };
+}
+
+export function buildSessionListQuery(tenantId: string, q: SessionQuery): { text: string; values: unknown[] } {
+  const { sql, params } = lists.buildSessionListQuery(POSTGRES, tenantId, q);
+  return { text: numberedPlaceholders(sql), values: params };
+}

@@ -4,7 +4,7 @@ import type {
   ResumableSegment,
   ResumableUploadStore,
 } from '../../ports/resumable-upload-store.js';
-import type { SqlRunner } from './runner.js';
+import type { SqlDriver } from './runner.js';
 
 /** The table of both engines (their migrations create it with their own column types). */
 const COLUMNS = 'id, tenant_id, length_bytes, offset_bytes, segments, created_at, expires_at, lease_owner, lease_until';
@@ -34,15 +34,15 @@ const toRow = (r: Record): ResumableRow => ({
 });
 
 /**
- * ResumableUploadStore in SQL written once for SQLite and PostgreSQL (see SqlRunner). Each write
+ * ResumableUploadStore in SQL written once for SQLite and PostgreSQL (see SqlDriver). Each write
  * is one conditional statement; where a method reads first (appendResumable, leaseResumable's
  * answer), the write's conditions are what make it safe.
  */
 export class SqlResumableUploads implements ResumableUploadStore {
-  constructor(private readonly sql: SqlRunner) {}
+  constructor(private readonly sql: SqlDriver) {}
 
   async createResumable(row: NewResumable): Promise<void> {
-    await this.sql.change(`INSERT INTO resumable_uploads (${COLUMNS}) VALUES (?, ?, ?, 0, '[]', ?, ?, NULL, NULL)`, [
+    await this.sql.run(`INSERT INTO resumable_uploads (${COLUMNS}) VALUES (?, ?, ?, 0, '[]', ?, ?, NULL, NULL)`, [
       row.id,
       row.tenantId,
       row.lengthBytes,
@@ -66,7 +66,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
     now: number,
     until: number,
   ): Promise<ResumableRow | 'held' | null> {
-    const r = await this.sql.changeReturning<Record>(
+    const r = await this.sql.change<Record>(
       `UPDATE resumable_uploads SET lease_owner = ?, lease_until = ?
        WHERE id = ? AND tenant_id = ? AND (lease_owner IS NULL OR lease_until <= ? OR lease_owner = ?)
        RETURNING ${COLUMNS}`,
@@ -78,7 +78,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
 
   async renewResumableLease(id: string, owner: string, until: number): Promise<boolean> {
     return (
-      (await this.sql.change('UPDATE resumable_uploads SET lease_until = ? WHERE id = ? AND lease_owner = ?', [
+      (await this.sql.run('UPDATE resumable_uploads SET lease_until = ? WHERE id = ? AND lease_owner = ?', [
         until,
         id,
         owner,
@@ -87,7 +87,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
   }
 
   async releaseResumable(id: string, owner: string): Promise<void> {
-    await this.sql.change(
+    await this.sql.run(
       'UPDATE resumable_uploads SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND lease_owner = ?',
       [id, owner],
     );
@@ -110,7 +110,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
     );
     if (!r || Number(r.offset_bytes) !== fromOffset || r.lease_owner !== owner) return false;
     const segments = [...(JSON.parse(r.segments) as ResumableSegment[]), segment];
-    const changed = await this.sql.change(
+    const changed = await this.sql.run(
       `UPDATE resumable_uploads SET offset_bytes = ?, segments = ?
        WHERE id = ? AND lease_owner = ? AND offset_bytes = ? AND expires_at > ?`,
       [fromOffset + segment.sizeBytes, JSON.stringify(segments), id, owner, fromOffset, now],
@@ -119,9 +119,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
   }
 
   async deleteResumable(tenantId: string, id: string): Promise<boolean> {
-    return (
-      (await this.sql.change('DELETE FROM resumable_uploads WHERE id = ? AND tenant_id = ?', [id, tenantId])) === 1
-    );
+    return (await this.sql.run('DELETE FROM resumable_uploads WHERE id = ? AND tenant_id = ?', [id, tenantId])) === 1;
   }
 
   async listExpiredResumables(now: number, batch: number): Promise<ResumableRow[]> {

@@ -29,8 +29,8 @@ import {
   USER_COLUMNS,
   type UserRecord,
 } from '../shared/account-rows.js';
+import { JoinedColumns, TENANT_COLUMNS, type TenantRecord, toTenant } from '../sql/rows.js';
 import type { Connection } from './database.js';
-import { JoinedColumns, TENANT_COLUMNS, type TenantRecord, toTenant } from './rows.js';
 
 const SESSION_PRINCIPAL = new JoinedColumns({ s: BROWSER_SESSION_COLUMNS, u: USER_COLUMNS, t: TENANT_COLUMNS });
 const TOKEN_PRINCIPAL = new JoinedColumns({ k: TOKEN_COLUMNS, g: GRANT_COLUMNS, u: USER_COLUMNS, t: TENANT_COLUMNS });

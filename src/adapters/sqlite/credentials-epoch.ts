@@ -1,3 +1,5 @@
+import type { CredentialsSignal } from '../sql/store-base.js';
+import type { Work } from '../sql/work.js';
 import type { Connection } from './database.js';
 
 /**
@@ -12,7 +14,7 @@ import type { Connection } from './database.js';
  * share one look, and a change committed elsewhere is seen by every request that starts in a
  * later turn.
  */
-export class CredentialsEpoch {
+export class CredentialsEpoch implements CredentialsSignal {
   private seenDataVersion = -1;
   private epoch = 0;
   private lookedThisTurn = false;
@@ -42,4 +44,7 @@ export class CredentialsEpoch {
   changed(): void {
     this.epoch++;
   }
+
+  /** Other processes see the commit itself (data_version): nothing to send. */
+  *announce(): Work<void> {}
 }

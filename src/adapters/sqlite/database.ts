@@ -68,13 +68,23 @@ export class Connection {
 
   /** The first row as an array of column values (see JoinedColumns). */
   getValues(sql: string, ...params: unknown[]): unknown[] | undefined {
+    this.read();
+    return this.raw(sql).get(...params) as unknown[] | undefined;
+  }
+
+  private raw(sql: string): Statement {
     let s = this.rawStatements.get(sql);
     if (!s) {
       s = this.db.prepare(sql).raw(true);
       this.rawStatements.set(sql, s);
     }
+    return s;
+  }
+
+  /** Every row as an array of column values. */
+  allValues(sql: string, ...params: unknown[]): unknown[][] {
     this.read();
-    return s.get(...params) as unknown[] | undefined;
+    return this.raw(sql).all(...params) as unknown[][];
   }
 
   all<T>(sql: string, ...params: unknown[]): T[] {

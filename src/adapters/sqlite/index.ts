@@ -1,3 +1,12 @@
+import type { ArtifactQuery, SessionQuery } from '../../ports/metadata-store.js';
+import * as lists from '../sql/list-queries.js';
+import { SQLITE } from './driver.js';
+
 export { SqliteAccountStore } from './account-store.js';
-export { buildArtifactListQuery, buildSessionListQuery } from './list-queries.js';
 export { SqliteMetadataStore, type SqliteMetadataStoreOptions } from './store.js';
+
+/** The list statements as SQLite gets them (for tests that look at their plans). */
+export const buildArtifactListQuery = (tenantId: string, q: ArtifactQuery) =>
+  lists.buildArtifactListQuery(SQLITE, tenantId, q);
+export const buildSessionListQuery = (tenantId: string, q: SessionQuery) =>
+  lists.buildSessionListQuery(SQLITE, tenantId, q);

@@ -1,0 +1,225 @@
+import type { ArtifactRow, InsertArtifactInput, InsertArtifactResult } from '../../ports/metadata-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
+import { artifactInsertValues, assertStorableMetadata, metadataIndexValue } from './rows.js';
+import type { Dialect } from './runner.js';
+import { lockTenant } from './tenants.js';
+import { all, one, run, type Work } from './work.js';
+
+/**
+ * The writes of an artifact's life, each inside the caller's transaction. On PostgreSQL, where
+ * instances write at once, locks are taken in the order idempotency key → session → blob → tenant
+ * (retiring goes session → blob → tenant), so two writers on the same rows queue instead of
+ * deadlocking; on SQLite the transaction holds the whole database and the locking clauses are empty.
+ */
+
+export function* insertArtifact(d: Dialect, input: InsertArtifactInput): Work<InsertArtifactResult> {
+  const { artifact: a, idempotency } = input;
+  if (a.status !== 'active' && a.status !== 'pending') {
+    throw new Error(`insertArtifact takes an active or pending row, not '${a.status}'.`);
+  }
+  assertStorableMetadata(a.metadata);
+
+  if (idempotency) {
+    // Claims the key first. A concurrent duplicate blocks on this row until we commit, then finds
+    // the fresh record (the WHERE refuses to overwrite it) and replays; if we roll back, it
+    // claims the key itself. Only a record older than `notBefore` is replaced.
+    const claimed = yield* run(
+      `INSERT INTO idempotency (tenant_id, key, created_at, status, body, artifact_id) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, key) DO UPDATE SET created_at = excluded.created_at, status = excluded.status,
+         body = excluded.body, artifact_id = excluded.artifact_id
+       WHERE idempotency.created_at <= ?`,
+      [
+        a.tenantId,
+        idempotency.key,
+        a.createdAt,
+        idempotency.response.status,
+        idempotency.response.body,
+        a.id,
+        idempotency.notBefore,
+      ],
+    );
+    if (claimed === 0) {
+      const prior = yield* one<{ status: number; body: string }>(
+        'SELECT status, body FROM idempotency WHERE tenant_id = ? AND key = ?',
+        [a.tenantId, idempotency.key],
+      );
+      if (prior) return { kind: 'replay', response: { status: prior.status, body: prior.body } };
+      throw new Error('Idempotency record vanished during insert.');
+    }
+  }
+
+  yield* checkNotSealed(d, a);
+  // Every check that can refuse comes before the artifact row; a throw rolls back the rest.
+  if (a.status === 'active') yield* addLiveReference(d, a, input.storageLimitBytes);
+  yield* run(
+    `INSERT INTO artifacts (id, tenant_id, filename, content_type, size_bytes, content_hash, metadata,
+       session_id, agent_id, created_at, expires_at, deleted_at, status)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    artifactInsertValues(a),
+  );
+  if (a.status === 'active') yield* indexAndCount(d, a);
+  return { kind: 'created', artifact: a };
+}
+
+/** Locks an existing session row, so a concurrent seal waits for this write (or this write for the seal). */
+function* checkNotSealed(d: Dialect, a: ArtifactRow): Work<void> {
+  if (a.sessionId === null) return;
+  const session = yield* one<{ sealed_at: number | null }>(
+    `SELECT sealed_at FROM sessions WHERE tenant_id = ? AND session_id = ?${d.forUpdate}`,
+    [a.tenantId, a.sessionId],
+  );
+  if (session && session.sealed_at !== null) {
+    throw new CairnError('session_sealed', `Session ${a.sessionId} is sealed; it accepts no more uploads.`);
+  }
+}
+
+/** What becoming active means beyond the blob reference: the metadata index and the session row. */
+function* indexAndCount(d: Dialect, a: ArtifactRow): Work<void> {
+  yield* indexMetadata(d, a);
+  if (a.sessionId === null) return;
+  yield* run(
+    `INSERT INTO sessions (tenant_id, session_id, artifact_count, sealed_at, first_artifact_at, last_artifact_at)
+     VALUES (?, ?, 1, NULL, ?, ?)
+     ON CONFLICT (tenant_id, session_id) DO UPDATE SET
+       artifact_count = sessions.artifact_count + 1,
+       first_artifact_at = ${d.least}(sessions.first_artifact_at, excluded.first_artifact_at),
+       last_artifact_at = ${d.greatest}(sessions.last_artifact_at, excluded.last_artifact_at)`,
+    [a.tenantId, a.sessionId, a.createdAt, a.createdAt],
+  );
+}
+
+/**
+ * pending → active for a completed upload, the row already locked by the caller. It enters lists
+ * at completion time, so `createdAt` moves to `now` and `expiresAt` keeps its TTL from there.
+ */
+export function* activateArtifact(d: Dialect, row: ArtifactRow, limit: number, now: number): Work<ArtifactRow> {
+  if (row.status !== 'pending') return row;
+  const a: ArtifactRow = {
+    ...row,
+    status: 'active',
+    createdAt: now,
+    expiresAt: row.expiresAt === null ? null : row.expiresAt + (now - row.createdAt),
+  };
+  yield* checkNotSealed(d, a);
+  yield* addLiveReference(d, a, limit);
+  yield* run(
+    "UPDATE artifacts SET status = 'active', created_at = ?, expires_at = ? WHERE id = ? AND status = 'pending'",
+    [a.createdAt, a.expiresAt, a.id],
+  );
+  yield* indexAndCount(d, a);
+  return a;
+}
+
+/**
+ * Counts one more active reference to the blob. The upsert locks the blob row, so concurrent
+ * inserts of the same bytes agree on which one is first; the first adds the size to the tenant,
+ * under the tenant row's lock, refusing when the limit would be passed.
+ */
+function* addLiveReference(d: Dialect, a: ArtifactRow, limit: number): Work<void> {
+  // The port asks callers to pin first; a missing row is still recorded rather than lost.
+  const blob = yield* one<{ size_bytes: number; live_refs: number }>(
+    `INSERT INTO blobs (tenant_id, content_hash, size_bytes, live_refs, orphaned_at, deleting_since, created_at)
+     VALUES (?, ?, ?, 1, NULL, NULL, ?)
+     ON CONFLICT (tenant_id, content_hash) DO UPDATE SET live_refs = blobs.live_refs + 1, orphaned_at = NULL
+     RETURNING size_bytes, live_refs`,
+    [a.tenantId, a.contentHash, a.sizeBytes, a.createdAt],
+  );
+  if (blob?.live_refs !== 1) return;
+  if (!(yield* lockTenant(d.forNoKeyUpdate, a.tenantId))) throw new Error(`Unknown tenant ${a.tenantId}.`);
+  const tenant = (yield* one<{ storage_bytes: number }>('SELECT storage_bytes FROM tenants WHERE id = ?', [
+    a.tenantId,
+  ]))!;
+  if (tenant.storage_bytes + blob.size_bytes > limit) {
+    throw new CairnError('quota_exceeded', `Storage limit of ${limit} bytes would be exceeded.`);
+  }
+  yield* run('UPDATE tenants SET storage_bytes = storage_bytes + ? WHERE id = ?', [blob.size_bytes, a.tenantId]);
+}
+
+/** One row per indexed top-level value, in one statement (the text is one of a bounded few: one per key count). */
+function* indexMetadata(d: Dialect, a: ArtifactRow): Work<void> {
+  const values: unknown[] = [];
+  for (const [key, value] of Object.entries(a.metadata)) {
+    const indexed = metadataIndexValue(d, value);
+    if (indexed !== null) values.push(a.id, key, a.tenantId, indexed, a.createdAt);
+  }
+  if (values.length === 0) return;
+  const rows = Array.from({ length: values.length / 5 }, () => '(?, ?, ?, ?, ?)').join(', ');
+  yield* run(`INSERT INTO artifact_meta (artifact_id, key, tenant_id, value, created_at) VALUES ${rows}`, values);
+}
+
+/**
+ * Moves active artifacts (already locked by the caller) to `deleted` or `expired` with every side
+ * effect: session counts, blob references (and the tenant's bytes for blobs losing their last
+ * one), metadata index rows, links and pages. Rows that are not active are skipped: the
+ * conditional UPDATE decides which call retires a row. Returns how many moved.
+ */
+export function* retireArtifacts(d: Dialect, ids: string[], to: 'deleted' | 'expired', now: number): Work<number> {
+  if (ids.length === 0) return 0;
+  const moved = yield* all<{ id: string; tenant_id: string; content_hash: string; session_id: string | null }>(
+    `UPDATE artifacts SET status = ?, deleted_at = ? WHERE ${d.inList('id')} AND status = 'active'
+     RETURNING id, tenant_id, content_hash, session_id`,
+    [to, to === 'deleted' ? now : null, d.list(ids)],
+  );
+  if (moved.length === 0) return 0;
+
+  for (const [[tenantId, sessionId], n] of countBy(
+    moved.filter((r) => r.session_id !== null),
+    'session_id',
+  )) {
+    yield* run(
+      `UPDATE sessions SET artifact_count = ${d.greatest}(0, artifact_count - ?) WHERE tenant_id = ? AND session_id = ?`,
+      [n, tenantId, sessionId],
+    );
+  }
+  const freed = new Map<string, number>();
+  for (const [[tenantId, contentHash], n] of countBy(moved, 'content_hash')) {
+    const blob = yield* one<{ size_bytes: number; live_refs: number }>(
+      `UPDATE blobs SET live_refs = ${d.greatest}(0, live_refs - ?)
+       WHERE tenant_id = ? AND content_hash = ? AND live_refs > 0 RETURNING size_bytes, live_refs`,
+      [n, tenantId, contentHash],
+    );
+    if (blob?.live_refs === 0) freed.set(tenantId, (freed.get(tenantId) ?? 0) + blob.size_bytes);
+  }
+  for (const [tenantId, bytes] of [...freed].sort(byKey)) {
+    yield* run(`UPDATE tenants SET storage_bytes = ${d.greatest}(0, storage_bytes - ?) WHERE id = ?`, [
+      bytes,
+      tenantId,
+    ]);
+  }
+  const movedIds = d.list(moved.map((r) => r.id));
+  yield* run(`DELETE FROM artifact_meta WHERE ${d.inList('artifact_id')}`, [movedIds]);
+  yield* run(`DELETE FROM links WHERE ${d.inList('artifact_id')}`, [movedIds]);
+  yield* run(`UPDATE pages SET live = FALSE, updated_at = ? WHERE ${d.inList('artifact_id')} AND live = TRUE`, [
+    now,
+    movedIds,
+  ]);
+  return moved.length;
+}
+
+/** Removes artifact rows for good, with what still points at them. Blob rows are left to the orphan sweep. */
+export function* purgeArtifacts(d: Dialect, ids: string[]): Work<void> {
+  if (ids.length === 0) return;
+  const list = [d.list(ids)];
+  yield* run(`DELETE FROM artifact_meta WHERE ${d.inList('artifact_id')}`, list);
+  yield* run(`DELETE FROM links WHERE ${d.inList('artifact_id')}`, list);
+  yield* run(`DELETE FROM pages WHERE ${d.inList('artifact_id')}`, list);
+  yield* run(`DELETE FROM artifacts WHERE ${d.inList('id')}`, list);
+}
+
+/** How many rows share each (tenant, `column`), in key order (the order locks are taken in). */
+function countBy<K extends 'session_id' | 'content_hash'>(
+  rows: { tenant_id: string; session_id: string | null; content_hash: string }[],
+  column: K,
+): [[string, string], number][] {
+  const counts = new Map<string, [[string, string], number]>();
+  for (const r of rows) {
+    const key: [string, string] = [r.tenant_id, r[column] as string];
+    const id = `${key[0]}\u0000${key[1]}`;
+    const entry = counts.get(id);
+    if (entry) entry[1]++;
+    else counts.set(id, [key, 1]);
+  }
+  return [...counts].sort(byKey).map(([, entry]) => entry);
+}
+
+const byKey = <T>(a: [string, T], b: [string, T]): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);

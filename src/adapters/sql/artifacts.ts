@@ -1,0 +1,218 @@
+import type {
+  ArtifactQuery,
+  ArtifactRow,
+  IdempotentResponse,
+  InsertArtifactInput,
+  InsertArtifactResult,
+  PageRow,
+  SessionQuery,
+  SessionRow,
+  SoftDeleteResult,
+  TenantRow,
+} from '../../ports/metadata-store.js';
+import { DENSITY_PROBE, type Density, sparsestFirst } from '../shared/metadata-driver.js';
+import { KeyFailure, TurnBatch } from '../shared/turn-batch.js';
+import { activateArtifact, insertArtifact, retireArtifacts } from './artifact-writes.js';
+import { buildArtifactListQuery, buildSessionListQuery, metadataDensitySql } from './list-queries.js';
+import {
+  ARTIFACT_COLUMNS,
+  type ArtifactRecord,
+  JoinedColumns,
+  metadataMatchValue as metadataMatchValueOf,
+  PAGE_COLUMNS,
+  type PageRecord,
+  SESSION_COLUMNS,
+  type SessionRecord,
+  TENANT_COLUMNS,
+  type TenantRecord,
+  toArtifact,
+  toPage,
+  toSession,
+  toTenant,
+} from './rows.js';
+import { SqlTenantStore } from './tenants.js';
+import { one } from './work.js';
+
+const ARTIFACT = ARTIFACT_COLUMNS.join(', ');
+const SESSION = SESSION_COLUMNS.join(', ');
+const GET_ARTIFACT = `SELECT ${ARTIFACT} FROM artifacts WHERE id = ? AND tenant_id = ?`;
+const GET_SESSION = `SELECT ${SESSION} FROM sessions WHERE tenant_id = ? AND session_id = ?`;
+
+const ARTIFACT_PAGE = new JoinedColumns({ a: ARTIFACT_COLUMNS, p: PAGE_COLUMNS });
+const WITH_PAGE = `SELECT ${ARTIFACT_PAGE.list}
+  FROM artifacts AS a LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id`;
+const ARTIFACT_TENANT = new JoinedColumns({ a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS });
+const ANY_TENANT = `SELECT ${ARTIFACT_TENANT.list}
+  FROM artifacts AS a JOIN tenants AS t ON t.id = a.tenant_id WHERE a.id = ?`;
+
+interface ArtifactKey {
+  tenantId: string;
+  id: string;
+}
+
+type ArtifactWithPage = { artifact: ArtifactRow; page: PageRow | null } | null;
+
+function withPage(v: readonly unknown[] | null | undefined): ArtifactWithPage {
+  if (!v) return null;
+  const page = ARTIFACT_PAGE.record<PageRecord>(v, 'p');
+  return { artifact: toArtifact(ARTIFACT_PAGE.record<ArtifactRecord>(v, 'a')!), page: page && toPage(page) };
+}
+
+/** Blobs, artifacts, idempotency records and sessions. */
+export class SqlArtifactStore extends SqlTenantStore {
+  private readonly withPageSql = `${WITH_PAGE} WHERE a.id = ? AND a.tenant_id = ?`;
+  private readonly withPagesSql = `${WITH_PAGE} WHERE ${this.d.inList('a.id')} AND ${this.d.inList('a.tenant_id')}`;
+
+  /** GETs of one turn are read together at its end: the API's most frequent read (see TurnBatch). */
+  private readonly artifactReads = new TurnBatch((keys: ArtifactKey[]) =>
+    this.d.batchesReads ? this.readTogether(keys) : this.readEach(keys),
+  );
+
+  /** One statement for the turn's keys; each row is matched back to its key by id and tenant. */
+  private async readTogether(keys: ArtifactKey[]): Promise<ArtifactWithPage[]> {
+    if (keys.length === 1) return [withPage(await this.sql.row(this.withPageSql, [keys[0]!.id, keys[0]!.tenantId]))];
+    const found = await this.sql.rows(this.withPagesSql, [
+      this.d.list(keys.map((k) => k.id)),
+      this.d.list(keys.map((k) => k.tenantId)),
+    ]);
+    const byId = new Map(found.map((v) => [v[0] as string, v]));
+    const answered = new Set<unknown[]>();
+    return keys.map((k) => {
+      const v = byId.get(k.id);
+      // ids are unique across tenants: a row of another tenant answers no key but its own tenant's.
+      if (!v || v[1] !== k.tenantId) return null;
+      // A key asked twice gets objects of its own (the metadata column comes back parsed, once).
+      const answer = withPage(answered.has(v) ? structuredClone(v) : v);
+      answered.add(v);
+      return answer;
+    });
+  }
+
+  /** Key by key, so a read that fails (a damaged page, say) fails only its own GET. */
+  private async readEach(keys: ArtifactKey[]): Promise<(ArtifactWithPage | KeyFailure)[]> {
+    const out: (ArtifactWithPage | KeyFailure)[] = [];
+    for (const k of keys) {
+      try {
+        out.push(withPage(await this.sql.row(this.withPageSql, [k.id, k.tenantId])));
+      } catch (err) {
+        out.push(new KeyFailure(err));
+      }
+    }
+    return out;
+  }
+
+  async pinBlob(tenantId: string, contentHash: string, sizeBytes: number, now: number): Promise<'pinned' | 'deleting'> {
+    // One statement: the upsert takes the row lock a claiming sweeper also needs, and the WHERE
+    // leaves a claimed row untouched (no row returned = a sweeper is deleting the bytes).
+    const row = await this.sql.change(
+      `INSERT INTO blobs (tenant_id, content_hash, size_bytes, live_refs, orphaned_at, deleting_since, created_at)
+       VALUES (?, ?, ?, 0, NULL, NULL, ?)
+       ON CONFLICT (tenant_id, content_hash) DO UPDATE SET orphaned_at = NULL WHERE blobs.deleting_since IS NULL
+       RETURNING 1 AS pinned`,
+      [tenantId, contentHash, sizeBytes, now],
+    );
+    return row ? 'pinned' : 'deleting';
+  }
+
+  async blobIsLive(tenantId: string, contentHash: string): Promise<boolean> {
+    const row = await this.sql.one<{ live_refs: number }>(
+      'SELECT live_refs FROM blobs WHERE tenant_id = ? AND content_hash = ?',
+      [tenantId, contentHash],
+    );
+    return (row?.live_refs ?? 0) > 0;
+  }
+
+  async insertArtifact(input: InsertArtifactInput): Promise<InsertArtifactResult> {
+    return this.sql.writeTogether(() => insertArtifact(this.d, input));
+  }
+
+  async getArtifact(tenantId: string, id: string): Promise<ArtifactRow | null> {
+    const row = await this.sql.one<ArtifactRecord>(GET_ARTIFACT, [id, tenantId]);
+    return row ? toArtifact(row) : null;
+  }
+
+  async getArtifactWithPage(tenantId: string, id: string): Promise<ArtifactWithPage> {
+    return this.artifactReads.get({ tenantId, id });
+  }
+
+  async getArtifactAnyTenant(id: string): Promise<{ artifact: ArtifactRow; tenant: TenantRow } | null> {
+    const v = await this.sql.row(ANY_TENANT, [id]);
+    if (!v) return null;
+    return {
+      artifact: toArtifact(ARTIFACT_TENANT.record<ArtifactRecord>(v, 'a')!),
+      tenant: toTenant(ARTIFACT_TENANT.record<TenantRecord>(v, 't')!),
+    };
+  }
+
+  async listArtifacts(tenantId: string, query: ArtifactQuery): Promise<ArtifactRow[]> {
+    const metadata = query.metadata ?? [];
+    if (metadata.length > 1) {
+      const sql = metadataDensitySql(this.d);
+      const densities = await Promise.all(
+        metadata.map((m) =>
+          this.sql.one<Density>(sql, [tenantId, m.key, metadataMatchValueOf(this.d, m.value), DENSITY_PROBE]),
+        ),
+      );
+      query = { ...query, metadata: sparsestFirst(metadata, densities as Density[]) };
+    }
+    const { sql, params } = buildArtifactListQuery(this.d, tenantId, query);
+    return (await this.sql.all<ArtifactRecord>(sql, params)).map(toArtifact);
+  }
+
+  async softDeleteArtifact(tenantId: string, id: string, now: number): Promise<SoftDeleteResult | null> {
+    const d = this.d;
+    return this.sql.write(function* () {
+      // Locked first, so two concurrent deletes retire the row (and free its bytes) once; the
+      // winner is the call whose `UPDATE … WHERE status = 'active'` changed the row.
+      const row = yield* one<ArtifactRecord>(`${GET_ARTIFACT}${d.forUpdate}`, [id, tenantId]);
+      if (!row) return null;
+      if ((yield* retireArtifacts(d, [id], 'deleted', now)) === 0) return { artifact: toArtifact(row), deleted: false };
+      return { artifact: toArtifact((yield* one<ArtifactRecord>(GET_ARTIFACT, [id, tenantId]))!), deleted: true };
+    });
+  }
+
+  async setPendingContent(tenantId: string, id: string, contentHash: string, sizeBytes: number): Promise<boolean> {
+    const changed = await this.sql.run(
+      "UPDATE artifacts SET content_hash = ?, size_bytes = ? WHERE id = ? AND tenant_id = ? AND status = 'pending'",
+      [contentHash, sizeBytes, id, tenantId],
+    );
+    return changed === 1;
+  }
+
+  async activateArtifact(tenantId: string, id: string, storageLimitBytes: number, now: number) {
+    const d = this.d;
+    return this.sql.write(function* () {
+      // Locked first: two concurrent completions activate (and count the bytes) once.
+      const row = yield* one<ArtifactRecord>(`${GET_ARTIFACT}${d.forUpdate}`, [id, tenantId]);
+      return row ? yield* activateArtifact(d, toArtifact(row), storageLimitBytes, now) : null;
+    });
+  }
+
+  async getIdempotency(tenantId: string, key: string, notBefore: number): Promise<IdempotentResponse | null> {
+    const row = await this.sql.one<IdempotentResponse>(
+      'SELECT status, body FROM idempotency WHERE tenant_id = ? AND key = ? AND created_at > ?',
+      [tenantId, key, notBefore],
+    );
+    return row ? { status: row.status, body: row.body } : null;
+  }
+
+  async getSession(tenantId: string, sessionId: string): Promise<SessionRow | null> {
+    const row = await this.sql.one<SessionRecord>(GET_SESSION, [tenantId, sessionId]);
+    return row ? toSession(row) : null;
+  }
+
+  async listSessions(tenantId: string, query: SessionQuery): Promise<SessionRow[]> {
+    const { sql, params } = buildSessionListQuery(this.d, tenantId, query);
+    return (await this.sql.all<SessionRecord>(sql, params)).map(toSession);
+  }
+
+  async sealSession(tenantId: string, sessionId: string, now: number): Promise<SessionRow | null> {
+    // coalesce keeps the first sealedAt; the UPDATE returns the row either way (and locks it
+    // against an insert that is checking the seal).
+    const row = await this.sql.change<SessionRecord>(
+      `UPDATE sessions SET sealed_at = coalesce(sealed_at, ?) WHERE tenant_id = ? AND session_id = ? RETURNING ${SESSION}`,
+      [now, tenantId, sessionId],
+    );
+    return row ? toSession(row) : null;
+  }
+}

@@ -1,0 +1,183 @@
+import type { ApiKeyRow, RequestDelta, TenantRow, TenantStore } from '../../ports/metadata-store.js';
+import { CairnError } from '../../shared/cairn-error.js';
+import type { PlanName } from '../../shared/plan-name.js';
+import {
+  API_KEY_COLUMNS,
+  type ApiKeyRecord,
+  JoinedColumns,
+  TENANT_COLUMNS,
+  type TenantRecord,
+  toApiKey,
+  toTenant,
+} from './rows.js';
+import { SqlStoreBase } from './store-base.js';
+import { all, one, run, type Work } from './work.js';
+
+/** Tenants, API keys, settings and the monthly request counters. */
+
+const TENANT = TENANT_COLUMNS.join(', ');
+const API_KEY = API_KEY_COLUMNS.join(', ');
+const GET_TENANT = `SELECT ${TENANT} FROM tenants WHERE id = ?`;
+const KEY_TENANT = new JoinedColumns({ k: API_KEY_COLUMNS, t: TENANT_COLUMNS });
+const FIND_API_KEY = `SELECT ${KEY_TENANT.list}
+  FROM api_keys AS k JOIN tenants AS t ON t.id = k.tenant_id WHERE k.hash = ? AND k.revoked_at IS NULL`;
+
+export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, never> {
+  async getOrSetSetting(name: string, value: string): Promise<string> {
+    return this.sql.write(function* () {
+      yield* run('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [name, value]);
+      return (yield* one<{ value: string }>('SELECT value FROM settings WHERE name = ?', [name]))!.value;
+    });
+  }
+
+  async createTenant(t: TenantRow): Promise<TenantRow> {
+    // The unique name decides between concurrent creators; the loser gets no row back.
+    const row = await this.sql.write(() =>
+      one<TenantRecord>(
+        `INSERT INTO tenants (${TENANT}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING ${TENANT}`,
+        [t.id, t.name, t.plan, t.suspended, t.createdAt, t.storageBytes],
+      ),
+    );
+    if (!row) throw new CairnError('invalid_request', `A tenant named '${t.name}' already exists.`);
+    return toTenant(row);
+  }
+
+  async getTenant(id: string): Promise<TenantRow | null> {
+    const row = await this.sql.one<TenantRecord>(GET_TENANT, [id]);
+    return row ? toTenant(row) : null;
+  }
+
+  async getTenantByName(name: string): Promise<TenantRow | null> {
+    const row = await this.sql.one<TenantRecord>(`SELECT ${TENANT} FROM tenants WHERE name = ?`, [name]);
+    return row ? toTenant(row) : null;
+  }
+
+  async listTenants(): Promise<TenantRow[]> {
+    return (await this.sql.all<TenantRecord>(`SELECT ${TENANT} FROM tenants ORDER BY created_at, id`, [])).map(
+      toTenant,
+    );
+  }
+
+  async updateTenant(id: string, change: { plan?: PlanName; suspended?: boolean }): Promise<TenantRow | null> {
+    const announce = () => this.credentials.announce();
+    const row = await this.changingCredentials(() =>
+      this.sql.write(function* () {
+        const updated = yield* one<TenantRecord>(
+          `UPDATE tenants SET plan = coalesce(?, plan), suspended = coalesce(?, suspended) WHERE id = ? RETURNING ${TENANT}`,
+          [change.plan ?? null, change.suspended ?? null, id],
+        );
+        if (updated) yield* announce();
+        return updated;
+      }),
+    );
+    return row ? toTenant(row) : null;
+  }
+
+  async createApiKey(key: ApiKeyRow, maxActive: number): Promise<boolean> {
+    const d = this.d;
+    return this.sql.write(function* () {
+      // The tenant row's lock serialises cap checks of one tenant across instances.
+      yield* lockTenant(d.forNoKeyUpdate, key.tenantId);
+      const { n } = (yield* one<{ n: number }>(
+        'SELECT count(*) AS n FROM api_keys WHERE tenant_id = ? AND revoked_at IS NULL',
+        [key.tenantId],
+      ))!;
+      if (n >= maxActive) return false;
+      yield* run(`INSERT INTO api_keys (${API_KEY}) VALUES (?, ?, ?, ?, ?, ?)`, [
+        key.id,
+        key.tenantId,
+        key.hash,
+        key.last4,
+        key.createdAt,
+        key.revokedAt,
+      ]);
+      return true;
+    });
+  }
+
+  async findApiKey(hash: string): Promise<{ key: ApiKeyRow; tenant: TenantRow } | null> {
+    const v = await this.sql.row(FIND_API_KEY, [hash]);
+    if (!v) return null;
+    return {
+      key: toApiKey(KEY_TENANT.record<ApiKeyRecord>(v, 'k')!),
+      tenant: toTenant(KEY_TENANT.record<TenantRecord>(v, 't')!),
+    };
+  }
+
+  async listApiKeys(tenantId: string): Promise<ApiKeyRow[]> {
+    const sql = `SELECT ${API_KEY} FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id`;
+    return (await this.sql.all<ApiKeyRecord>(sql, [tenantId])).map(toApiKey);
+  }
+
+  async revokeApiKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
+    const announce = () => this.credentials.announce();
+    return this.changingCredentials(() =>
+      this.sql.write(function* () {
+        const revoked = yield* run(
+          'UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL',
+          [now, tenantId, keyId],
+        );
+        if (revoked > 0) yield* announce();
+        return revoked > 0;
+      }),
+    );
+  }
+
+  credentialsEpoch(): number | null {
+    return this.credentials.current();
+  }
+
+  /**
+   * The epoch moves before the change (a lookup that started before it and ends after it is kept
+   * under the old epoch, which no later request asks for) and after it (this process's own
+   * notification may arrive after its next request).
+   */
+  private async changingCredentials<T>(change: () => Promise<T>): Promise<T> {
+    this.credentials.changed();
+    try {
+      return await change();
+    } finally {
+      this.credentials.changed();
+    }
+  }
+
+  async addRequests(counts: readonly RequestDelta[]): Promise<number[]> {
+    if (counts.length === 0) return [];
+    // Counters are locked in one order (tenant, month), so two instances adding to the same ones
+    // queue instead of deadlocking; each upsert adds atomically.
+    const order = counts.map((_, i) => i).sort((a, b) => compareCounter(counts[a]!, counts[b]!));
+    return this.sql.write(function* () {
+      const totals: number[] = new Array(counts.length);
+      for (const i of order) {
+        const { tenantId, month, n } = counts[i]!;
+        const row =
+          n > 0
+            ? yield* one<{ count: number }>(
+                `INSERT INTO usage_monthly (tenant_id, month, count) VALUES (?, ?, ?)
+                 ON CONFLICT (tenant_id, month) DO UPDATE SET count = usage_monthly.count + excluded.count
+                 RETURNING count`,
+                [tenantId, month, n],
+              )
+            : yield* one<{ count: number }>(REQUEST_COUNT, [tenantId, month]);
+        totals[i] = row?.count ?? 0;
+      }
+      return totals;
+    });
+  }
+
+  async getRequestCount(tenantId: string, month: string): Promise<number> {
+    return (await this.sql.one<{ count: number }>(REQUEST_COUNT, [tenantId, month]))?.count ?? 0;
+  }
+}
+
+const REQUEST_COUNT = 'SELECT count FROM usage_monthly WHERE tenant_id = ? AND month = ?';
+
+const compareCounter = (a: RequestDelta, b: RequestDelta): number =>
+  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.month < b.month ? -1 : a.month > b.month ? 1 : 0;
+
+/** Locks the tenant row (PostgreSQL; NO KEY UPDATE does not block the FOR KEY SHARE of foreign keys). */
+export function* lockTenant(lock: string, tenantId: string): Work<boolean> {
+  return (yield* one(`SELECT 1 AS found FROM tenants WHERE id = ?${lock}`, [tenantId])) !== null;
+}
+
+export { all };

@@ -1,0 +1,79 @@
+/**
+ * A unit of work written once for every engine: a generator that yields the statements it needs
+ * and gets each one's result back. The engine's driver decides how to run it. SQLite (synchronous)
+ * runs the whole generator inside one `BEGIN IMMEDIATE`, with nothing else able to interleave;
+ * PostgreSQL (asynchronous) awaits each statement on a client holding a transaction. So each
+ * transaction body exists once, and keeps on SQLite the atomicity a synchronous body has.
+ *
+ * Statements use `?` placeholders (the PostgreSQL driver numbers them) and never contain a `?`
+ * inside a string literal.
+ *
+ *   function* seal(id: string): Work<boolean> {
+ *     const row = yield* one<{ sealed_at: number | null }>('SELECT sealed_at FROM … WHERE id = ?', [id]);
+ *     return (yield* run('UPDATE … WHERE id = ?', [id])) > 0;
+ *   }
+ */
+export type Work<T> = Generator<Step, T, unknown>;
+
+export interface Step {
+  /** one: the first row or null; all: every row; row: the first row as an array of values, or null; run: rows changed. */
+  op: 'one' | 'all' | 'row' | 'rows' | 'run';
+  sql: string;
+  params: readonly unknown[];
+}
+
+export function* one<R>(sql: string, params: readonly unknown[] = []): Work<R | null> {
+  return (yield { op: 'one', sql, params }) as R | null;
+}
+
+export function* all<R>(sql: string, params: readonly unknown[] = []): Work<R[]> {
+  return (yield { op: 'all', sql, params }) as R[];
+}
+
+/** The first row as its column values in select-list order (see JoinedColumns). */
+export function* row(sql: string, params: readonly unknown[] = []): Work<unknown[] | null> {
+  return (yield { op: 'row', sql, params }) as unknown[] | null;
+}
+
+/** Every row as its column values. */
+export function* rows(sql: string, params: readonly unknown[] = []): Work<unknown[][]> {
+  return (yield { op: 'rows', sql, params }) as unknown[][];
+}
+
+/** A statement that changes rows; how many it changed. */
+export function* run(sql: string, params: readonly unknown[] = []): Work<number> {
+  return (yield { op: 'run', sql, params }) as number;
+}
+
+/** Runs `work` to its end with a synchronous executor. */
+export function driveSync<T>(work: Work<T>, exec: (step: Step) => unknown): T {
+  let next = work.next();
+  while (!next.done) {
+    let result: unknown;
+    try {
+      result = exec(next.value);
+    } catch (err) {
+      // Into the generator, so its own try/finally runs; rethrown here if it does not catch it.
+      next = work.throw(err);
+      continue;
+    }
+    next = work.next(result);
+  }
+  return next.value;
+}
+
+/** Runs `work` to its end with an asynchronous executor. */
+export async function drive<T>(work: Work<T>, exec: (step: Step) => Promise<unknown>): Promise<T> {
+  let next = work.next();
+  while (!next.done) {
+    let result: unknown;
+    try {
+      result = await exec(next.value);
+    } catch (err) {
+      next = work.throw(err);
+      continue;
+    }
+    next = work.next(result);
+  }
+  return next.value;
+}
