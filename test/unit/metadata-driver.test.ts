@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DENSITY_PROBE, sparsestFirst } from '../../src/adapters/shared/metadata-driver.js';
+import { DENSITY_PROBE, sparsestFirst } from '../../src/adapters/sql/metadata-driver.js';
 
 const pair = (key: string) => ({ key, value: 'v' });
 

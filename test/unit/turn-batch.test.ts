@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyFailure, TurnBatch } from '../../src/adapters/shared/turn-batch.js';
+import { KeyFailure, TurnBatch } from '../../src/adapters/sql/turn-batch.js';
 
 /** A loader that records each batch it was given and doubles every key. */
 function doubling(maxKeys?: number) {

@@ -10,8 +10,8 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
-import { DENSITY_PROBE, type Density, sparsestFirst } from '../shared/metadata-driver.js';
-import { KeyFailure, TurnBatch } from '../shared/turn-batch.js';
+import { DENSITY_PROBE, type Density, sparsestFirst } from './metadata-driver.js';
+import { KeyFailure, TurnBatch } from './turn-batch.js';
 import { activateArtifact, insertArtifact, retireArtifacts } from './artifact-writes.js';
 import { buildArtifactListQuery, buildSessionListQuery, metadataDensitySql } from './list-queries.js';
 import {
