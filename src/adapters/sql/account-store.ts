@@ -107,7 +107,13 @@ export class SqlAccountStore implements AccountStore {
           // Nothing inserted yet. A taken email is named first, whichever rule refused.
           return (yield* one(EMAIL_TAKEN, [user.email])) ? 'email_taken' : 'tenant_name_taken';
         }
-        const inserted = yield* one(INSERT_USER, [user.id, user.email, user.passwordHash, user.tenantId, user.createdAt]);
+        const inserted = yield* one(INSERT_USER, [
+          user.id,
+          user.email,
+          user.passwordHash,
+          user.tenantId,
+          user.createdAt,
+        ]);
         // Throwing rolls back the tenant inserted above.
         if (!inserted) throw new Refused('email_taken');
         return 'created';
@@ -139,12 +145,7 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async createClient(client: OAuthClientRow): Promise<void> {
-    await this.sql.run(INSERT_CLIENT, [
-      client.id,
-      client.name,
-      JSON.stringify(client.redirectUris),
-      client.createdAt,
-    ]);
+    await this.sql.run(INSERT_CLIENT, [client.id, client.name, JSON.stringify(client.redirectUris), client.createdAt]);
   }
 
   async getClient(id: string): Promise<OAuthClientRow | null> {
@@ -218,15 +219,7 @@ export class SqlAccountStore implements AccountStore {
   async createTokens(tokens: OAuthTokenRow[]): Promise<void> {
     await this.sql.write(function* () {
       for (const t of tokens) {
-        yield* run(INSERT_TOKEN, [
-          t.hash,
-          t.kind,
-          t.grantId,
-          t.resource,
-          t.createdAt,
-          t.expiresAt,
-          t.usedAt,
-        ]);
+        yield* run(INSERT_TOKEN, [t.hash, t.kind, t.grantId, t.resource, t.createdAt, t.expiresAt, t.usedAt]);
       }
     });
   }
