@@ -351,6 +351,63 @@ if (reason && process.env.CI) {
             if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'invalid_request' });
         });
 
+        it('settles account races from two pools: one sign-up per email, one grant, one rotation, one code use', async () => {
+          const newTenant = (n: string): TenantRow => ({ ...tenant, id: `ten_${n}`, name: n });
+          const user = (id: string, tenantId: string) => ({
+            id,
+            email: 'ada@example.com',
+            passwordHash: 'x',
+            tenantId,
+            createdAt: T0,
+          });
+          const signUps = await Promise.all([
+            a.accounts.createUser(user('usr_a', 'ten_a'), newTenant('a')),
+            b.accounts.createUser(user('usr_b', 'ten_b'), newTenant('b')),
+          ]);
+          expect(signUps.sort()).toEqual(['created', 'email_taken']);
+          // The refused sign-up leaves no tenant behind.
+          expect(Number(!!(await a.getTenant('ten_a'))) + Number(!!(await a.getTenant('ten_b')))).toBe(1);
+          const { user: ada } = (await a.accounts.getUserByEmail('ada@example.com'))!;
+
+          const consent = (s: PostgresMetadataStore, id: string) =>
+            s.accounts.upsertGrant({ id, tenantId: ada.tenantId, userId: ada.id, clientId: 'cli', tier: 'read' }, T0);
+          const grants = await Promise.all([consent(a, 'grt_a'), consent(b, 'grt_b')]);
+          expect(grants[0].id).toBe(grants[1].id);
+          const grantId = grants[0].id;
+
+          const refresh = { kind: 'refresh' as const, grantId, resource: 'r', createdAt: T0, expiresAt: T0 + 1_000 };
+          await a.accounts.createTokens([{ ...refresh, hash: 'rt1', usedAt: null }]);
+          const uses = await Promise.all([
+            a.accounts.useRefreshToken('rt1', T0),
+            b.accounts.useRefreshToken('rt1', T0),
+          ]);
+          expect(uses.map((u) => u!.reused).sort()).toEqual([false, true]);
+
+          await a.accounts.createCode({
+            hash: 'code1',
+            grantId,
+            clientId: 'cli',
+            redirectUri: 'u',
+            codeChallenge: 'c',
+            resource: 'r',
+            createdAt: T0,
+            expiresAt: T0 + 1_000,
+            usedAt: null,
+          });
+          const codes = await Promise.all([a.accounts.consumeCode('code1', T0), b.accounts.consumeCode('code1', T0)]);
+          expect(codes.map((c) => c!.reused).sort()).toEqual([false, true]);
+
+          // A rotation racing the revocation of its grant: rotated first, or refused; never left usable.
+          await a.accounts.createTokens([{ ...refresh, hash: 'rt2', usedAt: null }]);
+          const [rotated, revoked] = await Promise.all([
+            a.accounts.useRefreshToken('rt2', T0),
+            b.accounts.revokeGrantOfToken('rt2', 'cli', T0),
+          ]);
+          expect(revoked).toBe(true);
+          expect(rotated?.reused ?? false).toBe(false);
+          expect(await a.accounts.findToken('rt2', 'refresh')).toBeNull();
+        });
+
         it('a seal racing uploads from the other pool leaves a consistent count', async () => {
           const first = row({ sessionId: 's1' });
           await a.pinBlob(tenant.id, first.contentHash, first.sizeBytes, T0);

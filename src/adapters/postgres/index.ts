@@ -3,7 +3,8 @@ import * as lists from '../sql/list-queries.js';
 import { numberedPlaceholders } from '../sql/runner.js';
 import { POSTGRES } from './driver.js';
 
-export { PostgresAccountStore } from './account-store.js';
+/** The shared SQL AccountStore, under the name this engine's callers know it by. */
+export { SqlAccountStore as PostgresAccountStore } from '../sql/account-store.js';
 export { type MigrationResult, migratePostgres } from './migrate.js';
 export { PostgresMetadataStore, type PostgresMetadataStoreOptions } from './store.js';
 

@@ -1,8 +1,8 @@
 import type { MetadataStore, MigrationResult } from '../../ports/metadata-store.js';
 import type { ResumableUploadStore } from '../../ports/resumable-upload-store.js';
+import { SqlAccountStore } from '../sql/account-store.js';
 import { SqlResumableUploads } from '../sql/resumable-uploads.js';
 import { SqlSweeperStore } from '../sql/sweeper.js';
-import { PostgresAccountStore } from './account-store.js';
 import { CredentialsWatch } from './credentials-watch.js';
 import { Database } from './database.js';
 import { PostgresDriver } from './driver.js';
@@ -36,7 +36,7 @@ export class PostgresMetadataStore extends SqlSweeperStore implements MetadataSt
   private readonly schema: string | undefined;
   private readonly watch: CredentialsWatch;
   /** Users, browser sessions and OAuth state, on the same pool (and so the same migrations). */
-  readonly accounts: PostgresAccountStore;
+  readonly accounts: SqlAccountStore;
   /** Resumable uploads' state, on the same pool. */
   readonly resumables: ResumableUploadStore;
 
@@ -57,7 +57,7 @@ export class PostgresMetadataStore extends SqlSweeperStore implements MetadataSt
     this.db = db;
     this.watch = watch;
     this.schema = options.schema;
-    this.accounts = new PostgresAccountStore(db);
+    this.accounts = new SqlAccountStore(this.sql);
     this.resumables = new SqlResumableUploads(this.sql);
   }
 

@@ -271,11 +271,12 @@ export function assertStorableMetadata(metadata: unknown): void {
  * splitting it by prefix, cost as much as the query itself on the hottest reads (a GET of a
  * record, a key lookup). `new JoinedColumns({ a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS })` gives
  * the select list (`a.id, …, t.id, …`) and takes each record back out of the row by position.
+ * Statements using it are built once, as module constants: statements are cached by their SQL
+ * text, and a text built anew per call is flattened and hashed whole at every lookup.
  */
 export class JoinedColumns<K extends string> {
   readonly list: string;
   private readonly parts: Record<K, { offset: number; columns: readonly string[] }>;
-  private readonly statements = new Map<string, string>();
 
   constructor(parts: Record<K, readonly string[]>) {
     const lists: string[] = [];
@@ -289,20 +290,6 @@ export class JoinedColumns<K extends string> {
     }
     this.list = lists.join(', ');
     this.parts = at;
-  }
-
-  /**
-   * `SELECT <list> <rest>`, the same string every call. Statements are cached by their SQL text,
-   * and a text built anew per call (a template literal) is flattened and hashed whole at every
-   * lookup, a measurable part of a hot read; `rest` is a literal, whose hash V8 keeps.
-   */
-  select(rest: string): string {
-    let sql = this.statements.get(rest);
-    if (sql === undefined) {
-      sql = `SELECT ${this.list} ${rest}`;
-      this.statements.set(rest, sql);
-    }
-    return sql;
   }
 
   /** Part `alias` of a row; null when its first column (its key) is null, a LEFT JOIN's miss. */

@@ -31,13 +31,7 @@ export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, ne
   }
 
   async createTenant(t: TenantRow): Promise<TenantRow> {
-    // The unique name decides between concurrent creators; the loser gets no row back.
-    const row = await this.sql.write(() =>
-      one<TenantRecord>(
-        `INSERT INTO tenants (${TENANT}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING ${TENANT}`,
-        [t.id, t.name, t.plan, t.suspended, t.createdAt, t.storageBytes],
-      ),
-    );
+    const row = await this.sql.write(() => insertTenant(t));
     if (!row) throw new CairnError('invalid_request', `A tenant named '${t.name}' already exists.`);
     return toTenant(row);
   }
@@ -174,6 +168,14 @@ const REQUEST_COUNT = 'SELECT count FROM usage_monthly WHERE tenant_id = ? AND m
 
 const compareCounter = (a: RequestDelta, b: RequestDelta): number =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.month < b.month ? -1 : a.month > b.month ? 1 : 0;
+
+const INSERT_TENANT = `INSERT INTO tenants (${TENANT}) VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (name) DO NOTHING RETURNING ${TENANT}`;
+
+/** Inserts the tenant; null when its name is taken (the unique name decides between concurrent creators). */
+export function insertTenant(t: TenantRow): Work<TenantRecord | null> {
+  return one<TenantRecord>(INSERT_TENANT, [t.id, t.name, t.plan, t.suspended, t.createdAt, t.storageBytes]);
+}
 
 /** Locks the tenant row (PostgreSQL; NO KEY UPDATE does not block the FOR KEY SHARE of foreign keys). */
 export function* lockTenant(lock: string, tenantId: string): Work<boolean> {

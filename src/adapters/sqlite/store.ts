@@ -1,8 +1,8 @@
 import type { MetadataStore, MigrationResult } from '../../ports/metadata-store.js';
 import type { ResumableUploadStore } from '../../ports/resumable-upload-store.js';
+import { SqlAccountStore } from '../sql/account-store.js';
 import { SqlResumableUploads } from '../sql/resumable-uploads.js';
 import { SqlSweeperStore } from '../sql/sweeper.js';
-import { SqliteAccountStore } from './account-store.js';
 import { CredentialsEpoch } from './credentials-epoch.js';
 import { Connection } from './database.js';
 import { SqliteDriver } from './driver.js';
@@ -21,7 +21,7 @@ export interface SqliteMetadataStoreOptions {
 export class SqliteMetadataStore extends SqlSweeperStore implements MetadataStore {
   private readonly c: Connection;
   /** Users, browser sessions and OAuth state, on the same connection (and so the same migrations). */
-  readonly accounts: SqliteAccountStore;
+  readonly accounts: SqlAccountStore;
   /** Resumable uploads' state, on the same connection. */
   readonly resumables: ResumableUploadStore;
 
@@ -29,7 +29,7 @@ export class SqliteMetadataStore extends SqlSweeperStore implements MetadataStor
     const c = new Connection(options.path);
     super(new SqliteDriver(c), new CredentialsEpoch(c));
     this.c = c;
-    this.accounts = new SqliteAccountStore(c);
+    this.accounts = new SqlAccountStore(this.sql);
     this.resumables = new SqlResumableUploads(this.sql);
   }
 

@@ -10,9 +10,9 @@ import type {
 } from '../../ports/account-store.js';
 
 /**
- * Account rows as both SQL adapters return them: snake_case columns, integer milliseconds (pg's
- * int8 is read as a number, see postgres/database.ts), redirect URIs as JSON text. One set of
- * mappers serves SQLite and PostgreSQL.
+ * Account rows as both engines return them: snake_case columns, integer milliseconds (pg's int8
+ * is read as a number, see postgres/database.ts), redirect URIs as JSON text (a text column on
+ * both). None has a boolean or a jsonb column, so no mapper needs to tell the engines apart.
  */
 
 export interface UserRecord {
@@ -72,6 +72,7 @@ export interface OAuthTokenRecord {
 
 export const USER_COLUMNS = ['id', 'email', 'password_hash', 'tenant_id', 'created_at'] as const;
 export const BROWSER_SESSION_COLUMNS = ['id_hash', 'user_id', 'created_at', 'expires_at'] as const;
+export const CLIENT_COLUMNS = ['id', 'name', 'redirect_uris', 'created_at'] as const;
 export const GRANT_COLUMNS = [
   'id',
   'tenant_id',
@@ -81,6 +82,17 @@ export const GRANT_COLUMNS = [
   'created_at',
   'updated_at',
   'revoked_at',
+] as const;
+export const CODE_COLUMNS = [
+  'hash',
+  'grant_id',
+  'client_id',
+  'redirect_uri',
+  'code_challenge',
+  'resource',
+  'created_at',
+  'expires_at',
+  'used_at',
 ] as const;
 export const TOKEN_COLUMNS = ['hash', 'kind', 'grant_id', 'resource', 'created_at', 'expires_at', 'used_at'] as const;
 
