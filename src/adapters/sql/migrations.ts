@@ -75,15 +75,16 @@ export async function migrateAsync(target: MigrationTarget): Promise<MigrationRe
 }
 
 /**
- * The one procedure both engines run, written as a generator so that it can: every call to the
- * target is `yield* wait(…)`, which the drivers above answer at once (SQLite) or once the
- * promise settles (PostgreSQL).
+ * The one procedure both engines run. It is a generator so that one text serves a synchronous
+ * and an asynchronous engine: every call to the target is `yield* wait(…)`, which the drivers
+ * above answer at once (SQLite) or once the promise settles (PostgreSQL).
  *
  * Forward-only: a database is at version N when migrations 1…N are recorded; those after N are
- * applied in order, each in the same transaction as its row in `schema_migrations`, and all of
- * them in one transaction, so a failure leaves the database as it was. A database recording a
- * version this code does not know is refused, changing nothing: it was migrated by a newer Cairn,
- * and an older one cannot know what that changed.
+ * applied in order, each followed by its row in `schema_migrations`, all in the one transaction
+ * begin() opened, so a failure leaves the database as it was. A database recording a version
+ * this code does not know is refused, changing nothing: a newer Cairn migrated it, and an older
+ * one cannot know what that changed. A SQLite file from before `schema_migrations` first gets
+ * the versions its schema holds recorded (SQLITE_LEGACY_VERSIONS), then goes on like any other.
  */
 function* procedure(t: MigrationTarget): Steps<MigrationResult> {
   try {
