@@ -8,7 +8,7 @@ import {
   migratePostgres,
   PostgresMetadataStore,
 } from '../../src/adapters/postgres/index.js';
-import { MIGRATIONS } from '../../src/adapters/postgres/schema.js';
+import { MIGRATIONS } from '../../src/adapters/sql/schema.js';
 import type { ArtifactQuery, ArtifactRow, InsertArtifactResult, TenantRow } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
 import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';

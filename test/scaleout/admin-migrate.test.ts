@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS as PG_MIGRATIONS } from '../../src/adapters/postgres/schema.js';
-import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/adapters/sqlite/schema.js';
+import { MIGRATIONS } from '../../src/adapters/sql/schema.js';
 import { runCairn } from '../helpers/cli.js';
 import { scaleoutUnavailable } from '../helpers/scaleout.js';
 
@@ -51,18 +50,18 @@ describe('cairn admin migrate on SQLite', () => {
       database: 'sqlite',
       location: file,
       from_version: 0,
-      to_version: SQLITE_MIGRATIONS.length,
-      applied: versions(SQLITE_MIGRATIONS.length),
+      to_version: MIGRATIONS.length,
+      applied: versions(MIGRATIONS.length),
     });
     expect(await migrate(base, env)).toEqual({
       database: 'sqlite',
       location: file,
-      from_version: SQLITE_MIGRATIONS.length,
-      to_version: SQLITE_MIGRATIONS.length,
+      from_version: MIGRATIONS.length,
+      to_version: MIGRATIONS.length,
       applied: [],
     });
     expect(await migrate(base, env, false)).toBe(
-      `SQLite (${file}): schema is up to date at version ${SQLITE_MIGRATIONS.length}; no migrations were needed.\n`,
+      `SQLite (${file}): schema is up to date at version ${MIGRATIONS.length}; no migrations were needed.\n`,
     );
     // Only the database: no blob folder, nothing staged.
     expect((await readdir(dataDir)).filter((f) => !f.startsWith('cairn.sqlite'))).toEqual([]);
@@ -92,14 +91,14 @@ describe.skipIf(reason !== null && !process.env.CI)('cairn admin migrate on Post
     const env = { CAIRN_DATABASE_URL: dbUrl, CAIRN_DATABASE_SCHEMA: schema, ...UNREACHABLE };
     const text = await migrate(cwd, env, false);
     expect(text).toBe(
-      `PostgreSQL (schema ${schema}): applied migrations ${versions(PG_MIGRATIONS.length).join(', ')}; ` +
-        `schema is now at version ${PG_MIGRATIONS.length}.\n`,
+      `PostgreSQL (schema ${schema}): applied migrations ${versions(MIGRATIONS.length).join(', ')}; ` +
+        `schema is now at version ${MIGRATIONS.length}.\n`,
     );
     expect(await migrate(cwd, env)).toEqual({
       database: 'postgresql',
       location: schema,
-      from_version: PG_MIGRATIONS.length,
-      to_version: PG_MIGRATIONS.length,
+      from_version: MIGRATIONS.length,
+      to_version: MIGRATIONS.length,
       applied: [],
     });
     // The default data folder (./data) was not created.
@@ -108,7 +107,7 @@ describe.skipIf(reason !== null && !process.env.CI)('cairn admin migrate on Post
     await db.connect();
     try {
       const { rows } = await db.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
-      expect(rows.map((r) => r.version)).toEqual(versions(PG_MIGRATIONS.length));
+      expect(rows.map((r) => r.version)).toEqual(versions(MIGRATIONS.length));
     } finally {
       await db.end();
     }

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { MIGRATIONS } from './schema.js';
+import { migrateSync } from '../sql/migrations.js';
+import { sqliteMigrationTarget } from './migrate.js';
 
 type Db = Database.Database;
 type Statement = Database.Statement<unknown[], unknown>;
@@ -162,21 +163,11 @@ export class Connection {
     }
   }
 
-  /** Applies pending migrations; the version check and the change share one write transaction. */
+  /** Applies pending migrations (sql/migrations.ts), all in one immediate transaction. */
   migrate(): { from: number; to: number } {
-    return this.write(() => {
-      const from = this.db.pragma('user_version', { simple: true }) as number;
-      if (from > MIGRATIONS.length) {
-        throw new Error(
-          `Database schema version ${from} is newer than this Cairn (${MIGRATIONS.length}); upgrade Cairn.`,
-        );
-      }
-      for (let v = from; v < MIGRATIONS.length; v++) {
-        this.db.exec(MIGRATIONS[v]!);
-        this.db.pragma(`user_version = ${v + 1}`);
-      }
-      return { from, to: MIGRATIONS.length };
-    });
+    // A read snapshot still open would make BEGIN IMMEDIATE fail (a transaction within a transaction).
+    this.endSnapshot();
+    return migrateSync(sqliteMigrationTarget(this.db));
   }
 
   close(): void {

@@ -1,0 +1,222 @@
+import { accountsMigration } from './account-schema.js';
+import type { Dialect } from './dialect.js';
+
+/**
+ * The metadata schema of both engines, as versioned migrations: migration N is `MIGRATIONS[N - 1]`
+ * spelled for an engine by its Dialect (dialect.ts), and applied by migrations.ts, which records
+ * it in `schema_migrations`. Append new ones; never edit a released one.
+ *
+ * Choices, and why:
+ * - Timestamps, sizes and counters are integer milliseconds/bytes (`bigint` on PostgreSQL): the
+ *   port speaks integer ms, so there is no conversion to get wrong, and ordering/keyset
+ *   comparisons stay exact.
+ * - Identifier and label columns compare bytes (see Dialect.id), so both engines list in the same
+ *   order.
+ * - `metadata` is JSON (`jsonb` on PostgreSQL, text on SQLite). Filtering uses a side table,
+ *   `artifact_meta`, not a GIN index: a GIN index finds the matching rows but not in list order,
+ *   so "newest 50 with type=transcript" would fetch and sort every match. The side table's
+ *   B-tree is in list order, so a page is one index walk from the cursor (see list-queries.ts for
+ *   the verified plans).
+ * - The list indexes are partial (`WHERE status = 'active'`): lists never see other rows, and
+ *   deleted/expired rows do not bloat the walk.
+ *
+ * The numbering is PostgreSQL's from before the schema was shared (1–6), so a PostgreSQL schema
+ * keeps its `schema_migrations` rows as they are. SQLite numbered its own list in
+ * `PRAGMA user_version` and lacked migration 5 (`sessions_by_first`), so its 5 is our 6: see
+ * SQLITE_LEGACY_VERSIONS for how such a file joins this numbering.
+ */
+export const MIGRATIONS: readonly ((t: Dialect) => string)[] = [
+  (t) => `
+  CREATE TABLE settings (
+    name ${t.id} PRIMARY KEY,
+    value ${t.text} NOT NULL
+  )${t.withoutRowid};
+
+  CREATE TABLE tenants (
+    id ${t.id} PRIMARY KEY,
+    name ${t.id} NOT NULL UNIQUE,
+    plan ${t.text} NOT NULL,
+    suspended ${t.bool} NOT NULL DEFAULT ${t.false},
+    created_at ${t.bigint} NOT NULL,
+    storage_bytes ${t.bigint} NOT NULL DEFAULT 0
+  );
+
+  CREATE TABLE api_keys (
+    id ${t.id} PRIMARY KEY,
+    tenant_id ${t.id} NOT NULL REFERENCES tenants (id),
+    hash ${t.id} NOT NULL UNIQUE,
+    last4 ${t.text} NOT NULL,
+    created_at ${t.bigint} NOT NULL,
+    revoked_at ${t.bigint}
+  );
+  CREATE INDEX api_keys_by_tenant ON api_keys (tenant_id, created_at, id);
+
+  CREATE TABLE blobs (
+    tenant_id ${t.id} NOT NULL,
+    content_hash ${t.id} NOT NULL,
+    size_bytes ${t.bigint} NOT NULL,
+    live_refs ${t.int} NOT NULL DEFAULT 0,
+    orphaned_at ${t.bigint},
+    deleting_since ${t.bigint},
+    created_at ${t.bigint} NOT NULL,
+    PRIMARY KEY (tenant_id, content_hash)
+  )${t.withoutRowid};
+  -- Only blobs with no live reference can be orphans: the sweeper never scans the live ones.
+  CREATE INDEX blobs_orphan_candidates ON blobs (created_at)
+    WHERE live_refs = 0 AND orphaned_at IS NULL AND deleting_since IS NULL;
+  CREATE INDEX blobs_orphaned ON blobs (orphaned_at)
+    WHERE orphaned_at IS NOT NULL AND deleting_since IS NULL;
+  CREATE INDEX blobs_deleting ON blobs (deleting_since) WHERE deleting_since IS NOT NULL;
+
+  CREATE TABLE artifacts (
+    id ${t.id} PRIMARY KEY,
+    tenant_id ${t.id} NOT NULL REFERENCES tenants (id),
+    filename ${t.id} NOT NULL,
+    content_type ${t.id} NOT NULL,
+    size_bytes ${t.bigint} NOT NULL,
+    content_hash ${t.id} NOT NULL,
+    metadata ${t.json} NOT NULL,
+    session_id ${t.id},
+    agent_id ${t.id},
+    created_at ${t.bigint} NOT NULL,
+    expires_at ${t.bigint},
+    deleted_at ${t.bigint},
+    status ${t.text} NOT NULL CHECK (status IN ('active', 'deleted', 'expired', 'pending'))
+  );
+  -- In list order, active rows only: a page is one forward walk from the cursor, with no sort.
+  CREATE INDEX artifacts_list ON artifacts (tenant_id, created_at DESC, id DESC) WHERE status = 'active';
+  CREATE INDEX artifacts_by_session ON artifacts (tenant_id, session_id, created_at DESC, id DESC)
+    WHERE status = 'active';
+  CREATE INDEX artifacts_by_agent ON artifacts (tenant_id, agent_id, created_at DESC, id DESC)
+    WHERE status = 'active';
+  CREATE INDEX artifacts_by_filename ON artifacts (tenant_id, filename, created_at DESC, id DESC)
+    WHERE status = 'active';
+  CREATE INDEX artifacts_by_type ON artifacts (tenant_id, content_type, created_at DESC, id DESC)
+    WHERE status = 'active';
+  -- Any status: orphan checks ask whether any row still names the bytes.
+  CREATE INDEX artifacts_by_hash ON artifacts (tenant_id, content_hash);
+  CREATE INDEX artifacts_expiring ON artifacts (expires_at) WHERE status = 'active' AND expires_at IS NOT NULL;
+  CREATE INDEX artifacts_deleted ON artifacts (deleted_at) WHERE status = 'deleted';
+  CREATE INDEX artifacts_expired ON artifacts (expires_at) WHERE status = 'expired';
+
+  -- One row per scalar top-level metadata key of an active artifact; value is its match form
+  -- (see metadataMatchValue), short enough for a B-tree entry.
+  CREATE TABLE artifact_meta (
+    artifact_id ${t.id} NOT NULL,
+    key ${t.id} NOT NULL,
+    tenant_id ${t.id} NOT NULL,
+    value ${t.id} NOT NULL,
+    created_at ${t.bigint} NOT NULL,
+    PRIMARY KEY (artifact_id, key)
+  )${t.withoutRowid};
+  CREATE INDEX artifact_meta_lookup ON artifact_meta (tenant_id, key, value, created_at DESC, artifact_id DESC);
+
+  CREATE TABLE idempotency (
+    tenant_id ${t.id} NOT NULL,
+    key ${t.id} NOT NULL,
+    created_at ${t.bigint} NOT NULL,
+    status ${t.int} NOT NULL,
+    body ${t.text} NOT NULL,
+    artifact_id ${t.id},
+    PRIMARY KEY (tenant_id, key)
+  );
+  CREATE INDEX idempotency_by_age ON idempotency (created_at);
+
+  CREATE TABLE sessions (
+    tenant_id ${t.id} NOT NULL,
+    session_id ${t.id} NOT NULL,
+    artifact_count ${t.int} NOT NULL DEFAULT 0,
+    sealed_at ${t.bigint},
+    first_artifact_at ${t.bigint} NOT NULL,
+    last_artifact_at ${t.bigint} NOT NULL,
+    PRIMARY KEY (tenant_id, session_id)
+  )${t.withoutRowid};
+  CREATE INDEX sessions_list ON sessions (tenant_id, last_artifact_at DESC, session_id DESC);
+
+  CREATE TABLE links (
+    id ${t.id} PRIMARY KEY,
+    tenant_id ${t.id} NOT NULL,
+    artifact_id ${t.id} NOT NULL REFERENCES artifacts (id),
+    created_at ${t.bigint} NOT NULL,
+    expires_at ${t.bigint} NOT NULL
+  );
+  CREATE INDEX links_by_tenant ON links (tenant_id, expires_at);
+  CREATE INDEX links_by_artifact ON links (artifact_id);
+  CREATE INDEX links_by_expiry ON links (expires_at);
+
+  CREATE TABLE pages (
+    slug ${t.id} PRIMARY KEY,
+    tenant_id ${t.id} NOT NULL,
+    artifact_id ${t.id} NOT NULL UNIQUE REFERENCES artifacts (id),
+    visibility ${t.text} NOT NULL,
+    access ${t.text} NOT NULL,
+    title ${t.text},
+    password_hash ${t.text},
+    live ${t.bool} NOT NULL,
+    created_at ${t.bigint} NOT NULL,
+    updated_at ${t.bigint} NOT NULL
+  );
+
+  CREATE TABLE usage_monthly (
+    tenant_id ${t.id} NOT NULL,
+    month ${t.id} NOT NULL,
+    count ${t.bigint} NOT NULL,
+    PRIMARY KEY (tenant_id, month)
+  )${t.withoutRowid};
+  `,
+  // 2: abandoned presigned uploads are found without scanning every artifact.
+  () => `
+  CREATE INDEX artifacts_pending ON artifacts (created_at) WHERE status = 'pending';
+  `,
+  // 3: an operator takedown sticks: the owner cannot publish the page again until it is restored.
+  (t) => `
+  ALTER TABLE pages ADD COLUMN taken_down_at ${t.bigint};
+  `,
+  // 4: users, browser sessions and OAuth (hosted MCP).
+  accountsMigration,
+  // 5: list_sessions with created_after/created_before: a selective window is a range scan of
+  // this index (then a sort of the few rows found) instead of filtering every session in order.
+  () => `
+  CREATE INDEX sessions_by_first ON sessions (tenant_id, first_artifact_at);
+  `,
+  // 6: resumable (tus) uploads: how far each has come, its pieces, and who may write to it now.
+  // IF NOT EXISTS because a SQLite file at its own version 5 already has these (it gets 1-4, then
+  // 5 and this one; see SQLITE_LEGACY_VERSIONS); everywhere else they do not exist yet.
+  (t) => `
+  CREATE TABLE IF NOT EXISTS resumable_uploads (
+    id ${t.id} PRIMARY KEY,
+    tenant_id ${t.id} NOT NULL,
+    length_bytes ${t.bigint} NOT NULL,
+    offset_bytes ${t.bigint} NOT NULL,
+    segments ${t.text} NOT NULL,
+    created_at ${t.bigint} NOT NULL,
+    expires_at ${t.bigint} NOT NULL,
+    lease_owner ${t.id},
+    lease_until ${t.bigint}
+  );
+  CREATE INDEX IF NOT EXISTS resumable_uploads_expiring ON resumable_uploads (expires_at);
+  CREATE INDEX IF NOT EXISTS resumable_uploads_by_tenant ON resumable_uploads (tenant_id, expires_at);
+  `,
+];
+
+/** The latest version: the one a database is at once every migration has been applied. */
+export const LATEST_VERSION = MIGRATIONS.length;
+
+/**
+ * A SQLite file written before the schema was shared records its version only in
+ * `PRAGMA user_version` (its own numbering, 1–5) and has no `schema_migrations` table. This maps
+ * that version to the last migration of MIGRATIONS its schema holds in full, which is what gets
+ * recorded for it; the ones after are then applied as for any database:
+ * - 1–4 are the same four migrations in both numberings;
+ * - SQLite's 5 (resumable uploads) is our 6, and SQLite never had our 5 (`sessions_by_first`):
+ *   such a file counts as at 4, and gets 5, then 6, which finds its tables there already and
+ *   leaves them (IF NOT EXISTS, the same definitions: the migration tests compare the schemas).
+ */
+export const SQLITE_LEGACY_VERSIONS: readonly number[] = [0, 1, 2, 3, 4, 4];
+
+/** Where each database records the migrations applied to it, one row per version. */
+export const schemaMigrationsTable = (t: Dialect): string => `
+  CREATE TABLE IF NOT EXISTS schema_migrations (
+    version ${t.int} PRIMARY KEY,
+    applied_at ${t.timestamp} NOT NULL DEFAULT ${t.now}
+  )`;
