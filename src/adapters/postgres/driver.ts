@@ -1,23 +1,8 @@
 import type pg from 'pg';
-import { type Dialect, numberedPlaceholders, type SqlDriver } from '../sql/runner.js';
+import { numberedPlaceholders, type SqlDriver } from '../sql/runner.js';
 import { drive, type Step, type Work } from '../sql/work.js';
 import { type Database, prepared, type Querier } from './database.js';
-
-export const POSTGRES: Dialect = {
-  name: 'postgres',
-  forUpdate: ' FOR UPDATE',
-  forNoKeyUpdate: ' FOR NO KEY UPDATE',
-  skipLocked: ' FOR UPDATE SKIP LOCKED',
-  indexedBy: () => '',
-  greatest: 'greatest',
-  least: 'least',
-  inList: (column) => `${column} = ANY(?)`,
-  list: (values) => values,
-  fence: ' OFFSET 0',
-  blind: (value) => `(SELECT ?::${typeof value === 'number' ? 'bigint' : 'text'})`,
-  digestsLongMetadata: true,
-  batchesReads: true,
-};
+import { POSTGRES } from './dialect.js';
 
 /** Each SQL text's PostgreSQL form, numbered once (the texts come from a fixed set). */
 const numbered = new Map<string, string>();

@@ -1,7 +1,7 @@
 import type { ArtifactQuery, SessionQuery } from '../../ports/metadata-store.js';
 import * as lists from '../sql/list-queries.js';
 import { numberedPlaceholders } from '../sql/runner.js';
-import { POSTGRES } from './driver.js';
+import { POSTGRES } from './dialect.js';
 
 /** The shared SQL AccountStore, under the name this engine's callers know it by. */
 export { SqlAccountStore as PostgresAccountStore } from '../sql/account-store.js';

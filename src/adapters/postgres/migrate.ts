@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { MigrationResult } from '../../ports/metadata-store.js';
-import { POSTGRES_DIALECT } from '../sql/dialect.js';
 import { type MigrationTarget, migrateAsync } from '../sql/migrations.js';
 import { checkSchemaName, clientConfig, type Querier } from './database.js';
+import { POSTGRES } from './dialect.js';
 
 export type { MigrationResult };
 
@@ -18,7 +18,7 @@ export async function runMigrations(client: Querier, schema?: string): Promise<M
 
 function postgresMigrationTarget(client: Querier, target: string | null): MigrationTarget {
   return {
-    dialect: POSTGRES_DIALECT,
+    types: POSTGRES.types,
     async begin() {
       await client.query('BEGIN');
       await client.query(

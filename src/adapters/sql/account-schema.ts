@@ -1,4 +1,4 @@
-import type { Dialect } from './dialect.js';
+import type { SchemaTypes } from './dialect.js';
 
 /**
  * Migration 4: dashboard users, browser sessions and the OAuth state of the hosted MCP endpoint,
@@ -6,7 +6,7 @@ import type { Dialect } from './dialect.js';
  * (session ids, codes, tokens) are stored only as hashes. `client_id` has no foreign key: the
  * fixed public client is not a row.
  */
-export const accountsMigration = (t: Dialect): string => `
+export const accountsMigration = (t: SchemaTypes): string => `
   CREATE TABLE users (
     id ${t.id} PRIMARY KEY,
     email ${t.id} NOT NULL UNIQUE,

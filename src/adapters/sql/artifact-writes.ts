@@ -1,7 +1,7 @@
 import type { ArtifactRow, InsertArtifactInput, InsertArtifactResult } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
+import type { Dialect } from './dialect.js';
 import { artifactInsertValues, assertStorableMetadata, metadataIndexValue } from './rows.js';
-import type { Dialect } from './runner.js';
 import { lockTenant } from './tenants.js';
 import { all, one, run, type Work } from './work.js';
 

@@ -10,10 +10,9 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
-import { DENSITY_PROBE, type Density, sparsestFirst } from './metadata-driver.js';
-import { KeyFailure, TurnBatch } from './turn-batch.js';
 import { activateArtifact, insertArtifact, retireArtifacts } from './artifact-writes.js';
 import { buildArtifactListQuery, buildSessionListQuery, metadataDensitySql } from './list-queries.js';
+import { DENSITY_PROBE, type Density, sparsestFirst } from './metadata-driver.js';
 import {
   ARTIFACT_COLUMNS,
   type ArtifactRecord,
@@ -31,6 +30,7 @@ import {
   toTenant,
 } from './rows.js';
 import { SqlTenantStore } from './tenants.js';
+import { KeyFailure, TurnBatch } from './turn-batch.js';
 import { one } from './work.js';
 
 const ARTIFACT = ARTIFACT_COLUMNS.join(', ');

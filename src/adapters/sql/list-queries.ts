@@ -1,6 +1,6 @@
 import type { ArtifactQuery, MetadataMatch, SessionQuery } from '../../ports/metadata-store.js';
+import type { Dialect } from './dialect.js';
 import { ARTIFACT_COLUMNS, columnList, metadataMatchValue, SESSION_COLUMNS } from './rows.js';
-import type { Dialect } from './runner.js';
 
 export interface BuiltQuery {
   sql: string;

@@ -1,5 +1,5 @@
 import type { MigrationResult } from '../../ports/metadata-store.js';
-import type { Dialect } from './dialect.js';
+import type { SchemaTypes } from './dialect.js';
 import { LATEST_VERSION, MIGRATIONS, SQLITE_LEGACY_VERSIONS, schemaMigrationsTable } from './schema.js';
 
 type Awaitable<T> = T | Promise<T>;
@@ -12,7 +12,7 @@ type Awaitable<T> = T | Promise<T>;
  * while the first could never finish.
  */
 export interface MigrationTarget {
-  readonly dialect: Dialect;
+  readonly types: SchemaTypes;
   /**
    * Opens the transaction everything else runs in, holding what makes concurrent starters queue
    * (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory lock), so the second one finds the first's
@@ -90,7 +90,7 @@ function* procedure(t: MigrationTarget): Steps<MigrationResult> {
   try {
     yield* wait(t.begin());
     const legacy = t.legacyVersion ? yield* wait(t.legacyVersion()) : 0;
-    yield* wait(t.exec(schemaMigrationsTable(t.dialect)));
+    yield* wait(t.exec(schemaMigrationsTable(t.types)));
     if (legacy > 0) {
       const bridged = SQLITE_LEGACY_VERSIONS[legacy];
       if (bridged === undefined) {
@@ -104,7 +104,7 @@ function* procedure(t: MigrationTarget): Steps<MigrationResult> {
       throw new Error(`Database schema version ${from} is newer than this Cairn (${LATEST_VERSION}); upgrade Cairn.`);
     }
     for (let v = from + 1; v <= LATEST_VERSION; v++) {
-      yield* wait(t.exec(MIGRATIONS[v - 1]!(t.dialect)));
+      yield* wait(t.exec(MIGRATIONS[v - 1]!(t.types)));
       yield* wait(record(t, v));
     }
     if (t.migrated && (legacy > 0 || from < LATEST_VERSION)) yield* wait(t.migrated(LATEST_VERSION));

@@ -10,7 +10,7 @@ import type {
 } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
 import type { PlanName } from '../../shared/plan-name.js';
-import type { Dialect } from './runner.js';
+import type { Dialect } from './dialect.js';
 
 /**
  * Metadata rows as both engines return them: snake_case columns, integer milliseconds (pg's int8

@@ -1,4 +1,7 @@
+import type { Dialect } from './dialect.js';
 import type { Work } from './work.js';
+
+export type { Dialect };
 
 /**
  * How the SQL layer reaches an engine. Statements are written once, with `?` placeholders (the
@@ -35,44 +38,6 @@ export interface SqlDriver {
    * (SQLite's group commit, see Connection.writeTogether); each still succeeds or fails alone.
    */
   writeTogether<T>(work: () => Work<T>): Promise<T>;
-}
-
-/** What the engines spell differently, and nothing else. */
-export interface Dialect {
-  readonly name: 'sqlite' | 'postgres';
-  /**
-   * Row locks taken by a transaction's reads (`FOR UPDATE`, `FOR NO KEY UPDATE`, `… SKIP LOCKED`)
-   * on PostgreSQL, where instances write concurrently. Empty on SQLite: a write transaction holds
-   * the whole database (BEGIN IMMEDIATE), so there is nothing to lock or skip.
-   */
-  readonly forUpdate: string;
-  readonly forNoKeyUpdate: string;
-  readonly skipLocked: string;
-  /** `INDEXED BY name` on SQLite, whose planner picks badly for lists (see list-queries.ts); empty on PostgreSQL. */
-  indexedBy(index: string): string;
-  /** The two-argument max/min of values in a row: max/min on SQLite, greatest/least on PostgreSQL. */
-  readonly greatest: string;
-  readonly least: string;
-  /** `column` is one of the values of a parameter made by `list` (the SQL text stays the same for any count). */
-  inList(column: string): string;
-  list(values: readonly unknown[]): unknown;
-  /** After a subquery PostgreSQL must not flatten into its parent (`OFFSET 0`); empty on SQLite. */
-  readonly fence: string;
-  /**
-   * A placeholder whose value the planner cannot look at (PostgreSQL: `(SELECT ?::text)`), for a
-   * prepared statement that must keep one generic plan (see list-queries.ts); `?` on SQLite.
-   */
-  blind(value: string | number): string;
-  /**
-   * Whether a metadata value longer than 256 bytes is indexed by its digest: PostgreSQL's B-tree
-   * entries are bounded (~2.7 KB); SQLite indexes it as it is, as it always has.
-   */
-  readonly digestsLongMetadata: boolean;
-  /**
-   * Whether the point reads of one turn go out as one statement (PostgreSQL: one round trip for
-   * all) or one by one (SQLite: no round trip to save, and one bad row fails only its own read).
-   */
-  readonly batchesReads: boolean;
 }
 
 /** `?` → `$1`, `$2`, … (the shared SQL never has a `?` inside a string literal). */

@@ -1,16 +1,16 @@
 import { accountsMigration } from './account-schema.js';
-import type { Dialect } from './dialect.js';
+import type { SchemaTypes } from './dialect.js';
 
 /**
  * The metadata schema of both engines, as versioned migrations: migration N is `MIGRATIONS[N - 1]`
- * spelled for an engine by its Dialect (dialect.ts), and applied by migrations.ts, which records
+ * spelled for an engine by its SchemaTypes (dialect.ts), and applied by migrations.ts, which records
  * it in `schema_migrations`. Append new ones; never edit a released one.
  *
  * Choices, and why:
  * - Timestamps, sizes and counters are integer milliseconds/bytes (`bigint` on PostgreSQL): the
  *   port speaks integer ms, so there is no conversion to get wrong, and ordering/keyset
  *   comparisons stay exact.
- * - Identifier and label columns compare bytes (see Dialect.id), so both engines list in the same
+ * - Identifier and label columns compare bytes (see SchemaTypes.id), so both engines list in the same
  *   order.
  * - `metadata` is JSON (`jsonb` on PostgreSQL, text on SQLite). Filtering uses a side table,
  *   `artifact_meta`, not a GIN index: a GIN index finds the matching rows but not in list order,
@@ -25,7 +25,7 @@ import type { Dialect } from './dialect.js';
  * `PRAGMA user_version` and lacked migration 5 (`sessions_by_first`), so its 5 is our 6: see
  * SQLITE_LEGACY_VERSIONS for how such a file joins this numbering.
  */
-export const MIGRATIONS: readonly ((t: Dialect) => string)[] = [
+export const MIGRATIONS: readonly ((t: SchemaTypes) => string)[] = [
   (t) => `
   CREATE TABLE settings (
     name ${t.id} PRIMARY KEY,
@@ -215,7 +215,7 @@ export const LATEST_VERSION = MIGRATIONS.length;
 export const SQLITE_LEGACY_VERSIONS: readonly number[] = [0, 1, 2, 3, 4, 4];
 
 /** Where each database records the migrations applied to it, one row per version. */
-export const schemaMigrationsTable = (t: Dialect): string => `
+export const schemaMigrationsTable = (t: SchemaTypes): string => `
   CREATE TABLE IF NOT EXISTS schema_migrations (
     version ${t.int} PRIMARY KEY,
     applied_at ${t.timestamp} NOT NULL DEFAULT ${t.now}

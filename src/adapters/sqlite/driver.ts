@@ -1,22 +1,7 @@
-import type { Dialect, SqlDriver } from '../sql/runner.js';
+import type { SqlDriver } from '../sql/runner.js';
 import { driveSync, type Step, type Work } from '../sql/work.js';
 import type { Connection } from './database.js';
-
-export const SQLITE: Dialect = {
-  name: 'sqlite',
-  forUpdate: '',
-  forNoKeyUpdate: '',
-  skipLocked: '',
-  indexedBy: (index) => `INDEXED BY ${index}`,
-  greatest: 'max',
-  least: 'min',
-  inList: (column) => `${column} IN (SELECT value FROM json_each(?))`,
-  list: (values) => JSON.stringify(values),
-  fence: '',
-  blind: () => '?',
-  digestsLongMetadata: false,
-  batchesReads: false,
-};
+import { SQLITE } from './dialect.js';
 
 /** better-sqlite3 binds numbers, strings, bigints, buffers and null; a boolean is stored as 0/1. */
 function bindable(params: readonly unknown[]): unknown[] {

@@ -1,6 +1,6 @@
 import type { ArtifactQuery, SessionQuery } from '../../ports/metadata-store.js';
 import * as lists from '../sql/list-queries.js';
-import { SQLITE } from './driver.js';
+import { SQLITE } from './dialect.js';
 
 /** The shared SQL AccountStore, under the name this engine's callers know it by. */
 export { SqlAccountStore as SqliteAccountStore } from '../sql/account-store.js';

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { SQLITE_DIALECT } from '../sql/dialect.js';
 import type { SyncMigrationTarget } from '../sql/migrations.js';
+import { SQLITE } from './dialect.js';
 
 /**
  * SQLite's part of the shared migration procedure (sql/migrations.ts). BEGIN IMMEDIATE takes the
@@ -13,7 +13,7 @@ import type { SyncMigrationTarget } from '../sql/migrations.js';
  */
 export function sqliteMigrationTarget(db: Database.Database): SyncMigrationTarget {
   return {
-    dialect: SQLITE_DIALECT,
+    types: SQLITE.types,
     begin: () => db.exec('BEGIN IMMEDIATE'),
     commit: () => db.exec('COMMIT'),
     rollback: () => {
