@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
@@ -8,53 +7,6 @@ export interface Querier {
     textOrConfig: string | pg.QueryConfig,
     values?: unknown[],
   ): Promise<pg.QueryResult<R>>;
-}
-
-export async function one<R extends pg.QueryResultRow>(
-  q: Querier,
-  text: string,
-  values: unknown[] = [],
-): Promise<R | null> {
-  return (await q.query<R>(text, values)).rows[0] ?? null;
-}
-
-export async function all<R extends pg.QueryResultRow>(q: Querier, text: string, values: unknown[] = []): Promise<R[]> {
-  return (await q.query<R>(text, values)).rows;
-}
-
-const statementNames = new Map<string, string>();
-
-/**
- * A statement PostgreSQL parses and plans once per connection instead of on every call: planning
- * a GET's join cost twice as much as running it, and a list query's planning as much as the rest
- * of its round trip. Only for SQL texts from a fixed set, never with values spliced in, since
- * each one stays prepared on every pooled connection. Their select lists name their columns
- * rather than `*`, so a migration adding a column does not break the statements an instance
- * already prepared ("cached plan must not change result type").
- */
-export function prepared(text: string, values: unknown[]): pg.QueryConfig {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `cairn_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
-    statementNames.set(text, name);
-  }
-  return { name, text, values };
-}
-
-export async function onePrepared<R extends pg.QueryResultRow>(
-  q: Querier,
-  text: string,
-  values: unknown[],
-): Promise<R | null> {
-  return (await q.query<R>(prepared(text, values))).rows[0] ?? null;
-}
-
-export async function allPrepared<R extends pg.QueryResultRow>(
-  q: Querier,
-  text: string,
-  values: unknown[],
-): Promise<R[]> {
-  return (await q.query<R>(prepared(text, values))).rows;
 }
 
 /**

@@ -1,27 +1,40 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { numberedPlaceholders, type SqlDriver } from '../sql/runner.js';
 import { drive, type Step, type Work } from '../sql/work.js';
-import { type Database, prepared, type Querier } from './database.js';
+import type { Database, Querier } from './database.js';
 import { POSTGRES } from './dialect.js';
 
-/** Each SQL text's PostgreSQL form, numbered once (the texts come from a fixed set). */
-const numbered = new Map<string, string>();
-
-function pgText(sql: string): string {
-  let text = numbered.get(sql);
-  if (text === undefined) {
-    text = numberedPlaceholders(sql);
-    numbered.set(sql, text);
-  }
-  return text;
+interface Prepared {
+  name: string;
+  text: string;
 }
 
+const statements = new Map<string, Prepared>();
+
 /**
- * Every statement is prepared (see `prepared`): the shared SQL never splices values into its
- * text and passes lists as one array parameter, so the set of texts stays small and fixed.
+ * Every statement is prepared: PostgreSQL parses and plans it once per connection instead of on
+ * every call (planning a GET's join cost twice as much as running it, and a list query's planning
+ * as much as the rest of its round trip). That is safe because the shared SQL never splices values
+ * into its text and passes lists as one array parameter, so its texts come from a small fixed set;
+ * its select lists name their columns rather than `*`, so a migration adding a column does not
+ * break the statements an instance already prepared ("cached plan must not change result type").
  */
+function statement(sql: string): Prepared {
+  let s = statements.get(sql);
+  if (s === undefined) {
+    s = {
+      name: `cairn_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`,
+      text: numberedPlaceholders(sql),
+    };
+    statements.set(sql, s);
+  }
+  return s;
+}
+
 async function exec(q: Querier, step: Step): Promise<unknown> {
-  const config = prepared(pgText(step.sql), step.params as unknown[]);
+  const { name, text } = statement(step.sql);
+  const config: pg.QueryConfig = { name, text, values: step.params as unknown[] };
   if (step.op === 'row' || step.op === 'rows') {
     const result = await q.query({ ...config, rowMode: 'array' } as pg.QueryConfig);
     return step.op === 'rows' ? result.rows : ((result.rows[0] as unknown[] | undefined) ?? null);

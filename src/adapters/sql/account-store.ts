@@ -11,60 +11,42 @@ import type {
   UserRow,
 } from '../../ports/account-store.js';
 import type { TenantRow } from '../../ports/metadata-store.js';
-import {
-  type AuthCodeRecord,
-  BROWSER_SESSION_COLUMNS,
-  type BrowserSessionRecord,
-  CLIENT_COLUMNS,
-  CODE_COLUMNS,
-  GRANT_COLUMNS,
-  type OAuthClientRecord,
-  type OAuthGrantRecord,
-  type OAuthTokenRecord,
-  TOKEN_COLUMNS,
-  toBrowserSession,
-  toClient,
-  toCode,
-  toGrant,
-  toToken,
-  toUser,
-  USER_COLUMNS,
-  type UserRecord,
-} from './account-rows.js';
-import { columnList, JoinedColumns, TENANT_COLUMNS, type TenantRecord, toTenant } from './rows.js';
+import { BROWSER_SESSIONS, CLIENTS, CODES, GRANTS, TOKENS, USERS } from './account-rows.js';
+import { TENANTS } from './rows.js';
 import type { SqlDriver } from './runner.js';
+import { Joined, type Stored } from './table.js';
 import { insertTenant } from './tenants.js';
 import { one, row, run, type Work } from './work.js';
 
-const GRANT = GRANT_COLUMNS.join(', ');
-const CODE = CODE_COLUMNS.join(', ');
+const GRANT = GRANTS.list;
+const CODE = CODES.list;
 
-const USER_TENANT = new JoinedColumns({ u: USER_COLUMNS, t: TENANT_COLUMNS });
+const USER_TENANT = new Joined({ u: USERS, t: TENANTS });
 const USER_BY_EMAIL = `SELECT ${USER_TENANT.list}
   FROM users AS u JOIN tenants AS t ON t.id = u.tenant_id WHERE u.email = ?`;
-const SESSION_PRINCIPAL = new JoinedColumns({ s: BROWSER_SESSION_COLUMNS, u: USER_COLUMNS, t: TENANT_COLUMNS });
+const SESSION_PRINCIPAL = new Joined({ s: BROWSER_SESSIONS, u: USERS, t: TENANTS });
 const GET_SESSION = `SELECT ${SESSION_PRINCIPAL.list}
   FROM browser_sessions AS s JOIN users AS u ON u.id = s.user_id JOIN tenants AS t ON t.id = u.tenant_id
   WHERE s.id_hash = ?`;
-const TOKEN_PRINCIPAL = new JoinedColumns({ k: TOKEN_COLUMNS, g: GRANT_COLUMNS, u: USER_COLUMNS, t: TENANT_COLUMNS });
+const TOKEN_PRINCIPAL = new Joined({ k: TOKENS, g: GRANTS, u: USERS, t: TENANTS });
 const FIND_TOKEN = `SELECT ${TOKEN_PRINCIPAL.list}
   FROM oauth_tokens AS k JOIN oauth_grants AS g ON g.id = k.grant_id
   JOIN users AS u ON u.id = g.user_id JOIN tenants AS t ON t.id = g.tenant_id
   WHERE k.hash = ? AND k.kind = ? AND g.revoked_at IS NULL`;
-const TOKEN_GRANT = new JoinedColumns({ k: TOKEN_COLUMNS, g: GRANT_COLUMNS });
+const TOKEN_GRANT = new Joined({ k: TOKENS, g: GRANTS });
 const REFRESH_TOKEN = `SELECT ${TOKEN_GRANT.list} FROM oauth_tokens AS k JOIN oauth_grants AS g ON g.id = k.grant_id
   WHERE k.hash = ? AND k.kind = 'refresh' AND g.revoked_at IS NULL`;
 
 const EMAIL_TAKEN = 'SELECT 1 AS taken FROM users WHERE email = ?';
-const INSERT_USER = `INSERT INTO users (${USER_COLUMNS.join(', ')}) VALUES (?, ?, ?, ?, ?)
+const INSERT_USER = `INSERT INTO users (${USERS.list}) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (email) DO NOTHING RETURNING id`;
-const GET_CLIENT = `SELECT ${CLIENT_COLUMNS.join(', ')} FROM oauth_clients WHERE id = ?`;
+const GET_CLIENT = `SELECT ${CLIENTS.list} FROM oauth_clients WHERE id = ?`;
 const GET_GRANT = `SELECT ${GRANT} FROM oauth_grants WHERE id = ?`;
-const LIST_GRANTS = `SELECT ${columnList('g', GRANT_COLUMNS)}, c.name AS client_name
+const LIST_GRANTS = `SELECT ${GRANTS.qualified('g')}, c.name AS client_name
   FROM oauth_grants AS g LEFT JOIN oauth_clients AS c ON c.id = g.client_id
   WHERE g.user_id = ? AND g.revoked_at IS NULL ORDER BY g.updated_at DESC, g.id DESC`;
-const INSERT_SESSION = `INSERT INTO browser_sessions (${BROWSER_SESSION_COLUMNS.join(', ')}) VALUES (?, ?, ?, ?)`;
-const INSERT_CLIENT = `INSERT INTO oauth_clients (${CLIENT_COLUMNS.join(', ')}) VALUES (?, ?, ?, ?)`;
+const INSERT_SESSION = `INSERT INTO browser_sessions (${BROWSER_SESSIONS.list}) VALUES (?, ?, ?, ?)`;
+const INSERT_CLIENT = `INSERT INTO oauth_clients (${CLIENTS.list}) VALUES (?, ?, ?, ?)`;
 const UPSERT_GRANT = `INSERT INTO oauth_grants (${GRANT}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)
   ON CONFLICT (user_id, client_id) WHERE revoked_at IS NULL
   DO UPDATE SET tier = excluded.tier, updated_at = excluded.updated_at
@@ -72,7 +54,7 @@ const UPSERT_GRANT = `INSERT INTO oauth_grants (${GRANT}) VALUES (?, ?, ?, ?, ?,
 const INSERT_CODE = `INSERT INTO oauth_codes (${CODE}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const USE_CODE = `UPDATE oauth_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL RETURNING ${CODE}`;
 const GET_CODE = `SELECT ${CODE} FROM oauth_codes WHERE hash = ?`;
-const INSERT_TOKEN = `INSERT INTO oauth_tokens (${TOKEN_COLUMNS.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?)`;
+const INSERT_TOKEN = `INSERT INTO oauth_tokens (${TOKENS.list}) VALUES (?, ?, ?, ?, ?, ?, ?)`;
 /** Tables whose rows end at `expires_at`, with their keys. */
 const EXPIRING = [
   ['browser_sessions', 'id_hash'],
@@ -80,9 +62,9 @@ const EXPIRING = [
   ['oauth_tokens', 'hash'],
 ] as const;
 
-const principalOf = <K extends string>(J: JoinedColumns<K | 'u' | 't'>, v: unknown[]): Principal => ({
-  user: toUser(J.record<UserRecord>(v, 'u')!),
-  tenant: toTenant(J.record<TenantRecord>(v, 't')!),
+const principalOf = (J: Joined<{ u: typeof USERS; t: typeof TENANTS }>, v: unknown[]): Principal => ({
+  user: J.read(v, 'u')!,
+  tenant: J.read(v, 't')!,
 });
 
 /** Thrown inside a transaction to roll it back and report which unique rule refused the insert. */
@@ -137,7 +119,7 @@ export class SqlAccountStore implements AccountStore {
     const J = SESSION_PRINCIPAL;
     const v = await this.sql.row(GET_SESSION, [idHash]);
     if (!v) return null;
-    return { ...principalOf(J, v), session: toBrowserSession(J.record<BrowserSessionRecord>(v, 's')!) };
+    return { ...principalOf(J, v), session: J.read(v, 's')! };
   }
 
   async deleteBrowserSession(idHash: string): Promise<void> {
@@ -149,8 +131,8 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async getClient(id: string): Promise<OAuthClientRow | null> {
-    const r = await this.sql.one<OAuthClientRecord>(GET_CLIENT, [id]);
-    return r ? toClient(r) : null;
+    const r = await this.sql.one<Stored>(GET_CLIENT, [id]);
+    return r ? CLIENTS.read(r) : null;
   }
 
   async upsertGrant(
@@ -159,26 +141,18 @@ export class SqlAccountStore implements AccountStore {
   ): Promise<OAuthGrantRow> {
     // One statement: the partial unique index (one active grant per user and client) decides
     // between concurrent consents, and the loser updates the winner's row.
-    const r = await this.sql.change<OAuthGrantRecord>(UPSERT_GRANT, [
-      g.id,
-      g.tenantId,
-      g.userId,
-      g.clientId,
-      g.tier,
-      now,
-      now,
-    ]);
-    return toGrant(r!);
+    const r = await this.sql.change<Stored>(UPSERT_GRANT, [g.id, g.tenantId, g.userId, g.clientId, g.tier, now, now]);
+    return GRANTS.read(r!);
   }
 
   async getGrant(id: string): Promise<OAuthGrantRow | null> {
-    const r = await this.sql.one<OAuthGrantRecord>(GET_GRANT, [id]);
-    return r ? toGrant(r) : null;
+    const r = await this.sql.one<Stored>(GET_GRANT, [id]);
+    return r ? GRANTS.read(r) : null;
   }
 
   async listGrants(userId: string): Promise<(OAuthGrantRow & { clientName: string | null })[]> {
-    const rows = await this.sql.all<OAuthGrantRecord & { client_name: string | null }>(LIST_GRANTS, [userId]);
-    return rows.map((r) => ({ ...toGrant(r), clientName: r.client_name }));
+    const rows = await this.sql.all<Stored & { client_name: string | null }>(LIST_GRANTS, [userId]);
+    return rows.map((r) => ({ ...GRANTS.read(r), clientName: r.client_name }));
   }
 
   async revokeGrant(userId: string, grantId: string, now: number): Promise<boolean> {
@@ -209,10 +183,10 @@ export class SqlAccountStore implements AccountStore {
   async consumeCode(hash: string, now: number): Promise<{ code: AuthCodeRow; reused: boolean } | null> {
     return this.sql.write(function* () {
       // The conditional UPDATE decides: of two concurrent uses exactly one marks the code.
-      const used = yield* one<AuthCodeRecord>(USE_CODE, [now, hash]);
-      if (used) return { code: toCode(used), reused: false };
-      const before = yield* one<AuthCodeRecord>(GET_CODE, [hash]);
-      return before ? { code: toCode(before), reused: true } : null;
+      const used = yield* one<Stored>(USE_CODE, [now, hash]);
+      if (used) return { code: CODES.read(used), reused: false };
+      const before = yield* one<Stored>(GET_CODE, [hash]);
+      return before ? { code: CODES.read(before), reused: true } : null;
     });
   }
 
@@ -233,8 +207,8 @@ export class SqlAccountStore implements AccountStore {
     if (!v) return null;
     return {
       ...principalOf(J, v),
-      token: toToken(J.record<OAuthTokenRecord>(v, 'k')!),
-      grant: toGrant(J.record<OAuthGrantRecord>(v, 'g')!),
+      token: J.read(v, 'k')!,
+      grant: J.read(v, 'g')!,
     };
   }
 
@@ -253,8 +227,8 @@ export class SqlAccountStore implements AccountStore {
       );
       const v = yield* row(REFRESH_TOKEN, [hash]);
       if (!v) return null;
-      const token = toToken(TOKEN_GRANT.record<OAuthTokenRecord>(v, 'k')!);
-      const grant = toGrant(TOKEN_GRANT.record<OAuthGrantRecord>(v, 'g')!);
+      const token = TOKEN_GRANT.read(v, 'k')!;
+      const grant = TOKEN_GRANT.read(v, 'g')!;
       return { token, grant, reused: rotated === 0 };
     });
   }

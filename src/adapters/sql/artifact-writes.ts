@@ -1,7 +1,7 @@
 import type { ArtifactRow, InsertArtifactInput, InsertArtifactResult } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
 import type { Dialect } from './dialect.js';
-import { artifactInsertValues, assertStorableMetadata, metadataIndexValue } from './rows.js';
+import { ARTIFACTS, assertStorableMetadata, metadataIndexValue } from './rows.js';
 import { lockTenant } from './tenants.js';
 import { all, one, run, type Work } from './work.js';
 
@@ -51,12 +51,7 @@ export function* insertArtifact(d: Dialect, input: InsertArtifactInput): Work<In
   yield* checkNotSealed(d, a);
   // Every check that can refuse comes before the artifact row; a throw rolls back the rest.
   if (a.status === 'active') yield* addLiveReference(d, a, input.storageLimitBytes);
-  yield* run(
-    `INSERT INTO artifacts (id, tenant_id, filename, content_type, size_bytes, content_hash, metadata,
-       session_id, agent_id, created_at, expires_at, deleted_at, status)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    artifactInsertValues(a),
-  );
+  yield* run(ARTIFACTS.insert, ARTIFACTS.values(a));
   if (a.status === 'active') yield* indexAndCount(d, a);
   return { kind: 'created', artifact: a };
 }

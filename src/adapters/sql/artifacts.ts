@@ -13,35 +13,21 @@ import type {
 import { activateArtifact, insertArtifact, retireArtifacts } from './artifact-writes.js';
 import { buildArtifactListQuery, buildSessionListQuery, metadataDensitySql } from './list-queries.js';
 import { DENSITY_PROBE, type Density, sparsestFirst } from './metadata-driver.js';
-import {
-  ARTIFACT_COLUMNS,
-  type ArtifactRecord,
-  JoinedColumns,
-  metadataMatchValue as metadataMatchValueOf,
-  PAGE_COLUMNS,
-  type PageRecord,
-  SESSION_COLUMNS,
-  type SessionRecord,
-  TENANT_COLUMNS,
-  type TenantRecord,
-  toArtifact,
-  toPage,
-  toSession,
-  toTenant,
-} from './rows.js';
+import { ARTIFACTS, metadataMatchValue, PAGES, SESSIONS, TENANTS } from './rows.js';
+import { Joined, type Stored } from './table.js';
 import { SqlTenantStore } from './tenants.js';
 import { KeyFailure, TurnBatch } from './turn-batch.js';
 import { one } from './work.js';
 
-const ARTIFACT = ARTIFACT_COLUMNS.join(', ');
-const SESSION = SESSION_COLUMNS.join(', ');
+const ARTIFACT = ARTIFACTS.list;
+const SESSION = SESSIONS.list;
 const GET_ARTIFACT = `SELECT ${ARTIFACT} FROM artifacts WHERE id = ? AND tenant_id = ?`;
 const GET_SESSION = `SELECT ${SESSION} FROM sessions WHERE tenant_id = ? AND session_id = ?`;
 
-const ARTIFACT_PAGE = new JoinedColumns({ a: ARTIFACT_COLUMNS, p: PAGE_COLUMNS });
+const ARTIFACT_PAGE = new Joined({ a: ARTIFACTS, p: PAGES });
 const WITH_PAGE = `SELECT ${ARTIFACT_PAGE.list}
   FROM artifacts AS a LEFT JOIN pages AS p ON p.artifact_id = a.id AND p.tenant_id = a.tenant_id`;
-const ARTIFACT_TENANT = new JoinedColumns({ a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS });
+const ARTIFACT_TENANT = new Joined({ a: ARTIFACTS, t: TENANTS });
 const ANY_TENANT = `SELECT ${ARTIFACT_TENANT.list}
   FROM artifacts AS a JOIN tenants AS t ON t.id = a.tenant_id WHERE a.id = ?`;
 
@@ -54,8 +40,8 @@ type ArtifactWithPage = { artifact: ArtifactRow; page: PageRow | null } | null;
 
 function withPage(v: readonly unknown[] | null | undefined): ArtifactWithPage {
   if (!v) return null;
-  const page = ARTIFACT_PAGE.record<PageRecord>(v, 'p');
-  return { artifact: toArtifact(ARTIFACT_PAGE.record<ArtifactRecord>(v, 'a')!), page: page && toPage(page) };
+  const page = ARTIFACT_PAGE.read(v, 'p');
+  return { artifact: ARTIFACT_PAGE.read(v, 'a')!, page };
 }
 
 /** Blobs, artifacts, idempotency records and sessions. */
@@ -127,8 +113,8 @@ export class SqlArtifactStore extends SqlTenantStore {
   }
 
   async getArtifact(tenantId: string, id: string): Promise<ArtifactRow | null> {
-    const row = await this.sql.one<ArtifactRecord>(GET_ARTIFACT, [id, tenantId]);
-    return row ? toArtifact(row) : null;
+    const row = await this.sql.one<Stored>(GET_ARTIFACT, [id, tenantId]);
+    return row ? ARTIFACTS.read(row) : null;
   }
 
   async getArtifactWithPage(tenantId: string, id: string): Promise<ArtifactWithPage> {
@@ -139,8 +125,8 @@ export class SqlArtifactStore extends SqlTenantStore {
     const v = await this.sql.row(ANY_TENANT, [id]);
     if (!v) return null;
     return {
-      artifact: toArtifact(ARTIFACT_TENANT.record<ArtifactRecord>(v, 'a')!),
-      tenant: toTenant(ARTIFACT_TENANT.record<TenantRecord>(v, 't')!),
+      artifact: ARTIFACT_TENANT.read(v, 'a')!,
+      tenant: ARTIFACT_TENANT.read(v, 't')!,
     };
   }
 
@@ -150,13 +136,13 @@ export class SqlArtifactStore extends SqlTenantStore {
       const sql = metadataDensitySql(this.d);
       const densities = await Promise.all(
         metadata.map((m) =>
-          this.sql.one<Density>(sql, [tenantId, m.key, metadataMatchValueOf(this.d, m.value), DENSITY_PROBE]),
+          this.sql.one<Density>(sql, [tenantId, m.key, metadataMatchValue(this.d, m.value), DENSITY_PROBE]),
         ),
       );
       query = { ...query, metadata: sparsestFirst(metadata, densities as Density[]) };
     }
     const { sql, params } = buildArtifactListQuery(this.d, tenantId, query);
-    return (await this.sql.all<ArtifactRecord>(sql, params)).map(toArtifact);
+    return (await this.sql.all<Stored>(sql, params)).map((r) => ARTIFACTS.read(r));
   }
 
   async softDeleteArtifact(tenantId: string, id: string, now: number): Promise<SoftDeleteResult | null> {
@@ -164,10 +150,11 @@ export class SqlArtifactStore extends SqlTenantStore {
     return this.sql.write(function* () {
       // Locked first, so two concurrent deletes retire the row (and free its bytes) once; the
       // winner is the call whose `UPDATE … WHERE status = 'active'` changed the row.
-      const row = yield* one<ArtifactRecord>(`${GET_ARTIFACT}${d.forUpdate}`, [id, tenantId]);
+      const row = yield* one<Stored>(`${GET_ARTIFACT}${d.forUpdate}`, [id, tenantId]);
       if (!row) return null;
-      if ((yield* retireArtifacts(d, [id], 'deleted', now)) === 0) return { artifact: toArtifact(row), deleted: false };
-      return { artifact: toArtifact((yield* one<ArtifactRecord>(GET_ARTIFACT, [id, tenantId]))!), deleted: true };
+      if ((yield* retireArtifacts(d, [id], 'deleted', now)) === 0)
+        return { artifact: ARTIFACTS.read(row), deleted: false };
+      return { artifact: ARTIFACTS.read((yield* one<Stored>(GET_ARTIFACT, [id, tenantId]))!), deleted: true };
     });
   }
 
@@ -183,8 +170,8 @@ export class SqlArtifactStore extends SqlTenantStore {
     const d = this.d;
     return this.sql.write(function* () {
       // Locked first: two concurrent completions activate (and count the bytes) once.
-      const row = yield* one<ArtifactRecord>(`${GET_ARTIFACT}${d.forUpdate}`, [id, tenantId]);
-      return row ? yield* activateArtifact(d, toArtifact(row), storageLimitBytes, now) : null;
+      const row = yield* one<Stored>(`${GET_ARTIFACT}${d.forUpdate}`, [id, tenantId]);
+      return row ? yield* activateArtifact(d, ARTIFACTS.read(row), storageLimitBytes, now) : null;
     });
   }
 
@@ -197,22 +184,22 @@ export class SqlArtifactStore extends SqlTenantStore {
   }
 
   async getSession(tenantId: string, sessionId: string): Promise<SessionRow | null> {
-    const row = await this.sql.one<SessionRecord>(GET_SESSION, [tenantId, sessionId]);
-    return row ? toSession(row) : null;
+    const row = await this.sql.one<Stored>(GET_SESSION, [tenantId, sessionId]);
+    return row ? SESSIONS.read(row) : null;
   }
 
   async listSessions(tenantId: string, query: SessionQuery): Promise<SessionRow[]> {
     const { sql, params } = buildSessionListQuery(this.d, tenantId, query);
-    return (await this.sql.all<SessionRecord>(sql, params)).map(toSession);
+    return (await this.sql.all<Stored>(sql, params)).map((r) => SESSIONS.read(r));
   }
 
   async sealSession(tenantId: string, sessionId: string, now: number): Promise<SessionRow | null> {
     // coalesce keeps the first sealedAt; the UPDATE returns the row either way (and locks it
     // against an insert that is checking the seal).
-    const row = await this.sql.change<SessionRecord>(
+    const row = await this.sql.change<Stored>(
       `UPDATE sessions SET sealed_at = coalesce(sealed_at, ?) WHERE tenant_id = ? AND session_id = ? RETURNING ${SESSION}`,
       [now, tenantId, sessionId],
     );
-    return row ? toSession(row) : null;
+    return row ? SESSIONS.read(row) : null;
   }
 }

@@ -1,14 +1,14 @@
 import type { ArtifactQuery, MetadataMatch, SessionQuery } from '../../ports/metadata-store.js';
 import type { Dialect } from './dialect.js';
-import { ARTIFACT_COLUMNS, columnList, metadataMatchValue, SESSION_COLUMNS } from './rows.js';
+import { ARTIFACTS, metadataMatchValue, SESSIONS } from './rows.js';
 
 export interface BuiltQuery {
   sql: string;
   params: unknown[];
 }
 
-const ARTIFACT = columnList('a', ARTIFACT_COLUMNS);
-const SESSION = SESSION_COLUMNS.join(', ');
+const ARTIFACT = ARTIFACTS.qualified('a');
+const SESSION = SESSIONS.list;
 
 /**
  * The page size as a literal, not a parameter: PostgreSQL prepares the statements, and a plan

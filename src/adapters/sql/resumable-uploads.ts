@@ -5,33 +5,21 @@ import type {
   ResumableUploadStore,
 } from '../../ports/resumable-upload-store.js';
 import type { SqlDriver } from './runner.js';
+import { type Stored, table } from './table.js';
 
-/** The table of both engines (their migrations create it with their own column types). */
-const COLUMNS = 'id, tenant_id, length_bytes, offset_bytes, segments, created_at, expires_at, lease_owner, lease_until';
-
-interface Record {
-  id: string;
-  tenant_id: string;
-  length_bytes: number;
-  offset_bytes: number;
-  segments: string;
-  created_at: number;
-  expires_at: number;
-  lease_owner: string | null;
-  lease_until: number | null;
-}
-
-const toRow = (r: Record): ResumableRow => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  lengthBytes: Number(r.length_bytes),
-  offsetBytes: Number(r.offset_bytes),
-  segments: JSON.parse(r.segments) as ResumableSegment[],
-  createdAt: Number(r.created_at),
-  expiresAt: Number(r.expires_at),
-  leaseOwner: r.lease_owner,
-  leaseUntil: r.lease_until === null ? null : Number(r.lease_until),
+const UPLOADS = table<ResumableRow>()('resumable_uploads', {
+  id: 'value',
+  tenant_id: 'value',
+  length_bytes: 'value',
+  offset_bytes: 'value',
+  segments: 'json',
+  created_at: 'value',
+  expires_at: 'value',
+  lease_owner: 'value',
+  lease_until: 'value',
 });
+const COLUMNS = UPLOADS.list;
+const toRow = (r: Stored): ResumableRow => UPLOADS.read(r);
 
 /**
  * ResumableUploadStore in SQL written once for SQLite and PostgreSQL (see SqlDriver). Each write
@@ -52,7 +40,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
   }
 
   async getResumable(tenantId: string, id: string): Promise<ResumableRow | null> {
-    const r = await this.sql.one<Record>(`SELECT ${COLUMNS} FROM resumable_uploads WHERE id = ? AND tenant_id = ?`, [
+    const r = await this.sql.one<Stored>(`SELECT ${COLUMNS} FROM resumable_uploads WHERE id = ? AND tenant_id = ?`, [
       id,
       tenantId,
     ]);
@@ -66,7 +54,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
     now: number,
     until: number,
   ): Promise<ResumableRow | 'held' | null> {
-    const r = await this.sql.change<Record>(
+    const r = await this.sql.change<Stored>(
       `UPDATE resumable_uploads SET lease_owner = ?, lease_until = ?
        WHERE id = ? AND tenant_id = ? AND (lease_owner IS NULL OR lease_until <= ? OR lease_owner = ?)
        RETURNING ${COLUMNS}`,
@@ -104,7 +92,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
     segment: ResumableSegment,
     now: number,
   ): Promise<boolean> {
-    const r = await this.sql.one<Pick<Record, 'segments' | 'offset_bytes' | 'lease_owner'>>(
+    const r = await this.sql.one<{ segments: string; offset_bytes: number; lease_owner: string | null }>(
       'SELECT segments, offset_bytes, lease_owner FROM resumable_uploads WHERE id = ?',
       [id],
     );
@@ -123,7 +111,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
   }
 
   async listExpiredResumables(now: number, batch: number): Promise<ResumableRow[]> {
-    const rows = await this.sql.all<Record>(
+    const rows = await this.sql.all<Stored>(
       `SELECT ${COLUMNS} FROM resumable_uploads
        WHERE expires_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY expires_at LIMIT ?`,
       [now, now, batch],

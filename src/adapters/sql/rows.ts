@@ -1,226 +1,78 @@
 import { createHash } from 'node:crypto';
-import type {
-  ApiKeyRow,
-  ArtifactRow,
-  ArtifactStatus,
-  LinkRow,
-  PageRow,
-  SessionRow,
-  TenantRow,
-} from '../../ports/metadata-store.js';
+import type { ApiKeyRow, ArtifactRow, LinkRow, PageRow, SessionRow, TenantRow } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
-import type { PlanName } from '../../shared/plan-name.js';
 import type { Dialect } from './dialect.js';
+import { table } from './table.js';
 
 /**
- * Metadata rows as both engines return them: snake_case columns, integer milliseconds (pg's int8
- * is read as a number, see postgres/database.ts). They differ only in how a boolean and the
- * metadata column come back, which the mappers below accept either way.
+ * The metadata tables as rows (src/ports/metadata-records.ts): snake_case columns in schema
+ * order, integer milliseconds (pg's int8 is read as a number, see postgres/database.ts).
  */
 
-export interface TenantRecord {
-  id: string;
-  name: string;
-  plan: string;
-  suspended: boolean | number;
-  created_at: number;
-  storage_bytes: number;
-}
-
-export interface ApiKeyRecord {
-  id: string;
-  tenant_id: string;
-  hash: string;
-  last4: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-export interface ArtifactRecord {
-  id: string;
-  tenant_id: string;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-  content_hash: string;
-  metadata: string | Record<string, unknown>;
-  session_id: string | null;
-  agent_id: string | null;
-  created_at: number;
-  expires_at: number | null;
-  deleted_at: number | null;
-  status: string;
-}
-
-export interface SessionRecord {
-  tenant_id: string;
-  session_id: string;
-  artifact_count: number;
-  sealed_at: number | null;
-  first_artifact_at: number;
-  last_artifact_at: number;
-}
-
-export interface LinkRecord {
-  id: string;
-  tenant_id: string;
-  artifact_id: string;
-  created_at: number;
-  expires_at: number;
-}
-
-export interface PageRecord {
-  slug: string;
-  tenant_id: string;
-  artifact_id: string;
-  visibility: string;
-  access: string;
-  title: string | null;
-  password_hash: string | null;
-  live: boolean | number;
-  taken_down_at: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-export const toApiKey = (r: ApiKeyRecord): ApiKeyRow => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  hash: r.hash,
-  last4: r.last4,
-  createdAt: r.created_at,
-  revokedAt: r.revoked_at,
+export const TENANTS = table<TenantRow>()('tenants', {
+  id: 'value',
+  name: 'value',
+  plan: 'value',
+  suspended: 'bool',
+  created_at: 'value',
+  storage_bytes: 'value',
 });
 
-export const toSession = (r: SessionRecord): SessionRow => ({
-  tenantId: r.tenant_id,
-  sessionId: r.session_id,
-  artifactCount: r.artifact_count,
-  sealedAt: r.sealed_at,
-  firstArtifactAt: r.first_artifact_at,
-  lastArtifactAt: r.last_artifact_at,
+export const API_KEYS = table<ApiKeyRow>()('api_keys', {
+  id: 'value',
+  tenant_id: 'value',
+  hash: 'value',
+  last4: 'value',
+  created_at: 'value',
+  revoked_at: 'value',
 });
 
-export const toLink = (r: LinkRecord): LinkRow => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  artifactId: r.artifact_id,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
+export const ARTIFACTS = table<ArtifactRow>()('artifacts', {
+  id: 'value',
+  tenant_id: 'value',
+  filename: 'value',
+  content_type: 'value',
+  size_bytes: 'value',
+  content_hash: 'value',
+  metadata: 'json',
+  session_id: 'value',
+  agent_id: 'value',
+  created_at: 'value',
+  expires_at: 'value',
+  deleted_at: 'value',
+  status: 'value',
 });
 
-/** Booleans come back as 0/1 from SQLite and as booleans from PostgreSQL. */
-const bool = (b: boolean | number): boolean => b === true || b === 1;
-/** Metadata comes back as JSON text from SQLite and already parsed (jsonb) from PostgreSQL. */
-const metadataOf = (m: string | Record<string, unknown>): Record<string, unknown> =>
-  typeof m === 'string' ? (JSON.parse(m) as Record<string, unknown>) : m;
-
-export const toTenant = (r: TenantRecord): TenantRow => ({
-  id: r.id,
-  name: r.name,
-  plan: r.plan as PlanName,
-  suspended: bool(r.suspended),
-  createdAt: r.created_at,
-  storageBytes: r.storage_bytes,
+export const SESSIONS = table<SessionRow>()('sessions', {
+  tenant_id: 'value',
+  session_id: 'value',
+  artifact_count: 'value',
+  sealed_at: 'value',
+  first_artifact_at: 'value',
+  last_artifact_at: 'value',
 });
 
-export const toArtifact = (r: ArtifactRecord): ArtifactRow => ({
-  id: r.id,
-  tenantId: r.tenant_id,
-  filename: r.filename,
-  contentType: r.content_type,
-  sizeBytes: r.size_bytes,
-  contentHash: r.content_hash,
-  metadata: metadataOf(r.metadata),
-  sessionId: r.session_id,
-  agentId: r.agent_id,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  deletedAt: r.deleted_at,
-  status: r.status as ArtifactStatus,
+export const LINKS = table<LinkRow>()('links', {
+  id: 'value',
+  tenant_id: 'value',
+  artifact_id: 'value',
+  created_at: 'value',
+  expires_at: 'value',
 });
 
-export const toPage = (r: PageRecord): PageRow => ({
-  slug: r.slug,
-  tenantId: r.tenant_id,
-  artifactId: r.artifact_id,
-  visibility: r.visibility as PageRow['visibility'],
-  access: r.access as PageRow['access'],
-  title: r.title,
-  passwordHash: r.password_hash,
-  live: bool(r.live),
-  takenDownAt: r.taken_down_at,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
+export const PAGES = table<PageRow>()('pages', {
+  slug: 'value',
+  tenant_id: 'value',
+  artifact_id: 'value',
+  visibility: 'value',
+  access: 'value',
+  title: 'value',
+  password_hash: 'value',
+  live: 'bool',
+  taken_down_at: 'value',
+  created_at: 'value',
+  updated_at: 'value',
 });
-
-/**
- * An artifact as the values of an `INSERT INTO artifacts (id, tenant_id, filename, content_type,
- * size_bytes, content_hash, metadata, session_id, agent_id, created_at, expires_at, deleted_at,
- * status)`, in that order, metadata as JSON text (SQLite stores it so; pg casts it to jsonb).
- */
-export function artifactInsertValues(a: ArtifactRow): unknown[] {
-  return [
-    a.id,
-    a.tenantId,
-    a.filename,
-    a.contentType,
-    a.sizeBytes,
-    a.contentHash,
-    JSON.stringify(a.metadata),
-    a.sessionId,
-    a.agentId,
-    a.createdAt,
-    a.expiresAt,
-    a.deletedAt,
-    a.status,
-  ];
-}
-
-/** `alias.column, …`: a select list naming its columns (joins, prepared statements). */
-export const columnList = (alias: string, columns: readonly string[]): string =>
-  columns.map((c) => `${alias}.${c}`).join(', ');
-
-/** Column lists of the tables, in schema order: explicit select lists for joins and prepared statements. */
-export const TENANT_COLUMNS = ['id', 'name', 'plan', 'suspended', 'created_at', 'storage_bytes'] as const;
-export const ARTIFACT_COLUMNS = [
-  'id',
-  'tenant_id',
-  'filename',
-  'content_type',
-  'size_bytes',
-  'content_hash',
-  'metadata',
-  'session_id',
-  'agent_id',
-  'created_at',
-  'expires_at',
-  'deleted_at',
-  'status',
-] as const;
-export const API_KEY_COLUMNS = ['id', 'tenant_id', 'hash', 'last4', 'created_at', 'revoked_at'] as const;
-export const LINK_COLUMNS = ['id', 'tenant_id', 'artifact_id', 'created_at', 'expires_at'] as const;
-export const PAGE_COLUMNS = [
-  'slug',
-  'tenant_id',
-  'artifact_id',
-  'visibility',
-  'access',
-  'title',
-  'password_hash',
-  'live',
-  'taken_down_at',
-  'created_at',
-  'updated_at',
-] as const;
-export const SESSION_COLUMNS = [
-  'tenant_id',
-  'session_id',
-  'artifact_count',
-  'sealed_at',
-  'first_artifact_at',
-  'last_artifact_at',
-] as const;
 
 /** Values longer than this are indexed by digest where the dialect asks for it (see Dialect). */
 const MAX_INLINE_VALUE_BYTES = 256;
@@ -262,42 +114,5 @@ export function assertStorableMetadata(metadata: unknown): void {
   };
   if (!visit(metadata)) {
     throw new CairnError('invalid_request', 'metadata strings must not contain U+0000 or unpaired surrogates.');
-  }
-}
-
-/**
- * Several records in one row of a join, read as an array of values (SQLite's raw mode, pg's
- * array row mode). Letting the driver build an object with a key per aliased column, then
- * splitting it by prefix, cost as much as the query itself on the hottest reads (a GET of a
- * record, a key lookup). `new JoinedColumns({ a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS })` gives
- * the select list (`a.id, …, t.id, …`) and takes each record back out of the row by position.
- * Statements using it are built once, as module constants: statements are cached by their SQL
- * text, and a text built anew per call is flattened and hashed whole at every lookup.
- */
-export class JoinedColumns<K extends string> {
-  readonly list: string;
-  private readonly parts: Record<K, { offset: number; columns: readonly string[] }>;
-
-  constructor(parts: Record<K, readonly string[]>) {
-    const lists: string[] = [];
-    const at = {} as Record<K, { offset: number; columns: readonly string[] }>;
-    let offset = 0;
-    for (const alias of Object.keys(parts) as K[]) {
-      const columns = parts[alias];
-      at[alias] = { offset, columns };
-      lists.push(columnList(alias, columns));
-      offset += columns.length;
-    }
-    this.list = lists.join(', ');
-    this.parts = at;
-  }
-
-  /** Part `alias` of a row; null when its first column (its key) is null, a LEFT JOIN's miss. */
-  record<T>(values: readonly unknown[], alias: K): T | null {
-    const { offset, columns } = this.parts[alias];
-    if (values[offset] === null) return null;
-    const out: Record<string, unknown> = {};
-    for (let i = 0; i < columns.length; i++) out[columns[i]!] = values[offset + i];
-    return out as T;
   }
 }

@@ -15,7 +15,7 @@ export interface SqlDriver {
   readonly dialect: Dialect;
   one<R>(sql: string, params: readonly unknown[]): Promise<R | null>;
   all<R>(sql: string, params: readonly unknown[]): Promise<R[]>;
-  /** The first row as its column values in select-list order, or null (see JoinedColumns). */
+  /** The first row as its column values in select-list order, or null (see Joined). */
   row(sql: string, params: readonly unknown[]): Promise<unknown[] | null>;
   /** Every row as its column values. */
   rows(sql: string, params: readonly unknown[]): Promise<unknown[][]>;

@@ -1,29 +1,16 @@
 import type { ArtifactRow, LinkQuery, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
 import { SqlArtifactStore } from './artifacts.js';
-import {
-  ARTIFACT_COLUMNS,
-  type ArtifactRecord,
-  JoinedColumns,
-  LINK_COLUMNS,
-  type LinkRecord,
-  PAGE_COLUMNS,
-  type PageRecord,
-  TENANT_COLUMNS,
-  type TenantRecord,
-  toArtifact,
-  toLink,
-  toPage,
-  toTenant,
-} from './rows.js';
+import { ARTIFACTS, LINKS, PAGES, TENANTS } from './rows.js';
+import { Joined, type Stored } from './table.js';
 import { lockTenant } from './tenants.js';
 import { one, run } from './work.js';
 
-const LINK = LINK_COLUMNS.join(', ');
-const PAGE = PAGE_COLUMNS.join(', ');
-const LINK_ARTIFACT_TENANT = new JoinedColumns({ l: LINK_COLUMNS, a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS });
+const LINK = LINKS.list;
+const PAGE = PAGES.list;
+const LINK_ARTIFACT_TENANT = new Joined({ l: LINKS, a: ARTIFACTS, t: TENANTS });
 const GET_LINK = `SELECT ${LINK_ARTIFACT_TENANT.list}
   FROM links AS l JOIN artifacts AS a ON a.id = l.artifact_id JOIN tenants AS t ON t.id = a.tenant_id WHERE l.id = ?`;
-const PAGE_ARTIFACT_TENANT = new JoinedColumns({ p: PAGE_COLUMNS, a: ARTIFACT_COLUMNS, t: TENANT_COLUMNS });
+const PAGE_ARTIFACT_TENANT = new Joined({ p: PAGES, a: ARTIFACTS, t: TENANTS });
 const GET_PAGE = `SELECT ${PAGE_ARTIFACT_TENANT.list}
   FROM pages AS p JOIN artifacts AS a ON a.id = p.artifact_id JOIN tenants AS t ON t.id = a.tenant_id WHERE p.slug = ?`;
 const COUNT_LINKS = 'SELECT count(*) AS n FROM links WHERE tenant_id = ? AND expires_at > ?';
@@ -53,9 +40,9 @@ export class SqlSharingStore extends SqlArtifactStore {
     const v = await this.sql.row(GET_LINK, [id]);
     if (!v) return null;
     return {
-      link: toLink(J.record<LinkRecord>(v, 'l')!),
-      artifact: toArtifact(J.record<ArtifactRecord>(v, 'a')!),
-      tenant: toTenant(J.record<TenantRecord>(v, 't')!),
+      link: J.read(v, 'l')!,
+      artifact: J.read(v, 'a')!,
+      tenant: J.read(v, 't')!,
     };
   }
 
@@ -68,12 +55,12 @@ export class SqlSharingStore extends SqlArtifactStore {
     const after = q.after ? ' AND (created_at, id) < (?, ?)' : '';
     if (q.after) params.push(q.after[0], q.after[1]);
     params.push(q.limit);
-    const rows = await this.sql.all<LinkRecord>(
+    const rows = await this.sql.all<Stored>(
       `SELECT ${LINK} FROM links WHERE tenant_id = ? AND artifact_id = ? AND expires_at > ?${after}
        ORDER BY created_at DESC, id DESC LIMIT ?`,
       params,
     );
-    return rows.map(toLink);
+    return rows.map((r) => LINKS.read(r));
   }
 
   async deleteLink(tenantId: string, linkId: string): Promise<boolean> {
@@ -84,7 +71,7 @@ export class SqlSharingStore extends SqlArtifactStore {
     // One page per artifact (unique artifact_id): re-publishing updates it in place and keeps its
     // slug. A page an operator took down is not touched (decided in the statement itself, so a
     // takedown racing a publish is never lost); then no row is returned and the page is read.
-    const row = await this.sql.change<PageRecord>(
+    const row = await this.sql.change<Stored>(
       `INSERT INTO pages (slug, tenant_id, artifact_id, visibility, access, title, password_hash, live, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?)
        ON CONFLICT (artifact_id) DO UPDATE SET visibility = excluded.visibility, access = excluded.access,
@@ -103,7 +90,7 @@ export class SqlSharingStore extends SqlArtifactStore {
         now,
       ],
     );
-    return row ? toPage(row) : (await this.getPageForArtifact(page.tenantId, page.artifactId))!;
+    return row ? PAGES.read(row) : (await this.getPageForArtifact(page.tenantId, page.artifactId))!;
   }
 
   async getPageBySlug(slug: string): Promise<{ page: PageRow; artifact: ArtifactRow; tenant: TenantRow } | null> {
@@ -111,48 +98,48 @@ export class SqlSharingStore extends SqlArtifactStore {
     const v = await this.sql.row(GET_PAGE, [slug]);
     if (!v) return null;
     return {
-      page: toPage(J.record<PageRecord>(v, 'p')!),
-      artifact: toArtifact(J.record<ArtifactRecord>(v, 'a')!),
-      tenant: toTenant(J.record<TenantRecord>(v, 't')!),
+      page: J.read(v, 'p')!,
+      artifact: J.read(v, 'a')!,
+      tenant: J.read(v, 't')!,
     };
   }
 
   async getPageForArtifact(tenantId: string, artifactId: string): Promise<PageRow | null> {
-    const row = await this.sql.one<PageRecord>(PAGE_OF_ARTIFACT, [artifactId, tenantId]);
-    return row ? toPage(row) : null;
+    const row = await this.sql.one<Stored>(PAGE_OF_ARTIFACT, [artifactId, tenantId]);
+    return row ? PAGES.read(row) : null;
   }
 
   async unpublishPage(tenantId: string, idOrSlug: string, now: number): Promise<PageRow | null> {
     const d = this.d;
     return this.sql.write(function* () {
       const row =
-        (yield* one<PageRecord>(`SELECT ${PAGE} FROM pages WHERE slug = ? AND tenant_id = ?${d.forUpdate}`, [
+        (yield* one<Stored>(`SELECT ${PAGE} FROM pages WHERE slug = ? AND tenant_id = ?${d.forUpdate}`, [
           idOrSlug,
           tenantId,
-        ])) ?? (yield* one<PageRecord>(`${PAGE_OF_ARTIFACT}${d.forUpdate}`, [idOrSlug, tenantId]));
+        ])) ?? (yield* one<Stored>(`${PAGE_OF_ARTIFACT}${d.forUpdate}`, [idOrSlug, tenantId]));
       if (!row) return null;
-      if (!toPage(row).live) return toPage(row);
+      if (!PAGES.read(row).live) return PAGES.read(row);
       yield* run('UPDATE pages SET live = FALSE, updated_at = ? WHERE slug = ?', [now, row.slug]);
-      return toPage({ ...row, live: false, updated_at: now });
+      return PAGES.read({ ...row, live: false, updated_at: now });
     });
   }
 
   async takeDownPage(slug: string, now: number): Promise<PageRow | null> {
-    const row = await this.sql.change<PageRecord>(
+    const row = await this.sql.change<Stored>(
       `UPDATE pages SET live = FALSE, taken_down_at = coalesce(taken_down_at, ?), updated_at = ? WHERE slug = ?
        RETURNING ${PAGE}`,
       [now, now, slug],
     );
-    return row ? toPage(row) : null;
+    return row ? PAGES.read(row) : null;
   }
 
   async restorePage(slug: string, now: number): Promise<PageRow | null> {
-    const row = await this.sql.change<PageRecord>(
+    const row = await this.sql.change<Stored>(
       `UPDATE pages SET taken_down_at = NULL,
          updated_at = CASE WHEN taken_down_at IS NULL THEN updated_at ELSE ? END
        WHERE slug = ? RETURNING ${PAGE}`,
       [now, slug],
     );
-    return row ? toPage(row) : null;
+    return row ? PAGES.read(row) : null;
   }
 }

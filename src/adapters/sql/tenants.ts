@@ -1,24 +1,17 @@
 import type { ApiKeyRow, RequestDelta, TenantRow, TenantStore } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
 import type { PlanName } from '../../shared/plan-name.js';
-import {
-  API_KEY_COLUMNS,
-  type ApiKeyRecord,
-  JoinedColumns,
-  TENANT_COLUMNS,
-  type TenantRecord,
-  toApiKey,
-  toTenant,
-} from './rows.js';
+import { API_KEYS, TENANTS } from './rows.js';
 import { SqlStoreBase } from './store-base.js';
+import { Joined, type Stored } from './table.js';
 import { all, one, run, type Work } from './work.js';
 
 /** Tenants, API keys, settings and the monthly request counters. */
 
-const TENANT = TENANT_COLUMNS.join(', ');
-const API_KEY = API_KEY_COLUMNS.join(', ');
+const TENANT = TENANTS.list;
+const API_KEY = API_KEYS.list;
 const GET_TENANT = `SELECT ${TENANT} FROM tenants WHERE id = ?`;
-const KEY_TENANT = new JoinedColumns({ k: API_KEY_COLUMNS, t: TENANT_COLUMNS });
+const KEY_TENANT = new Joined({ k: API_KEYS, t: TENANTS });
 const FIND_API_KEY = `SELECT ${KEY_TENANT.list}
   FROM api_keys AS k JOIN tenants AS t ON t.id = k.tenant_id WHERE k.hash = ? AND k.revoked_at IS NULL`;
 
@@ -33,22 +26,22 @@ export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, ne
   async createTenant(t: TenantRow): Promise<TenantRow> {
     const row = await this.sql.write(() => insertTenant(t));
     if (!row) throw new CairnError('invalid_request', `A tenant named '${t.name}' already exists.`);
-    return toTenant(row);
+    return TENANTS.read(row);
   }
 
   async getTenant(id: string): Promise<TenantRow | null> {
-    const row = await this.sql.one<TenantRecord>(GET_TENANT, [id]);
-    return row ? toTenant(row) : null;
+    const row = await this.sql.one<Stored>(GET_TENANT, [id]);
+    return row ? TENANTS.read(row) : null;
   }
 
   async getTenantByName(name: string): Promise<TenantRow | null> {
-    const row = await this.sql.one<TenantRecord>(`SELECT ${TENANT} FROM tenants WHERE name = ?`, [name]);
-    return row ? toTenant(row) : null;
+    const row = await this.sql.one<Stored>(`SELECT ${TENANT} FROM tenants WHERE name = ?`, [name]);
+    return row ? TENANTS.read(row) : null;
   }
 
   async listTenants(): Promise<TenantRow[]> {
-    return (await this.sql.all<TenantRecord>(`SELECT ${TENANT} FROM tenants ORDER BY created_at, id`, [])).map(
-      toTenant,
+    return (await this.sql.all<Stored>(`SELECT ${TENANT} FROM tenants ORDER BY created_at, id`, [])).map((r) =>
+      TENANTS.read(r),
     );
   }
 
@@ -56,7 +49,7 @@ export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, ne
     const announce = () => this.credentials.announce();
     const row = await this.changingCredentials(() =>
       this.sql.write(function* () {
-        const updated = yield* one<TenantRecord>(
+        const updated = yield* one<Stored>(
           `UPDATE tenants SET plan = coalesce(?, plan), suspended = coalesce(?, suspended) WHERE id = ? RETURNING ${TENANT}`,
           [change.plan ?? null, change.suspended ?? null, id],
         );
@@ -64,7 +57,7 @@ export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, ne
         return updated;
       }),
     );
-    return row ? toTenant(row) : null;
+    return row ? TENANTS.read(row) : null;
   }
 
   async createApiKey(key: ApiKeyRow, maxActive: number): Promise<boolean> {
@@ -93,14 +86,14 @@ export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, ne
     const v = await this.sql.row(FIND_API_KEY, [hash]);
     if (!v) return null;
     return {
-      key: toApiKey(KEY_TENANT.record<ApiKeyRecord>(v, 'k')!),
-      tenant: toTenant(KEY_TENANT.record<TenantRecord>(v, 't')!),
+      key: KEY_TENANT.read(v, 'k')!,
+      tenant: KEY_TENANT.read(v, 't')!,
     };
   }
 
   async listApiKeys(tenantId: string): Promise<ApiKeyRow[]> {
     const sql = `SELECT ${API_KEY} FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id`;
-    return (await this.sql.all<ApiKeyRecord>(sql, [tenantId])).map(toApiKey);
+    return (await this.sql.all<Stored>(sql, [tenantId])).map((r) => API_KEYS.read(r));
   }
 
   async revokeApiKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
@@ -173,8 +166,8 @@ const INSERT_TENANT = `INSERT INTO tenants (${TENANT}) VALUES (?, ?, ?, ?, ?, ?)
   ON CONFLICT (name) DO NOTHING RETURNING ${TENANT}`;
 
 /** Inserts the tenant; null when its name is taken (the unique name decides between concurrent creators). */
-export function insertTenant(t: TenantRow): Work<TenantRecord | null> {
-  return one<TenantRecord>(INSERT_TENANT, [t.id, t.name, t.plan, t.suspended, t.createdAt, t.storageBytes]);
+export function insertTenant(t: TenantRow): Work<Stored | null> {
+  return one<Stored>(INSERT_TENANT, [t.id, t.name, t.plan, t.suspended, t.createdAt, t.storageBytes]);
 }
 
 /** Locks the tenant row (PostgreSQL; NO KEY UPDATE does not block the FOR KEY SHARE of foreign keys). */

@@ -30,7 +30,7 @@ export function* all<R>(sql: string, params: readonly unknown[] = []): Work<R[]>
   return (yield { op: 'all', sql, params }) as R[];
 }
 
-/** The first row as its column values in select-list order (see JoinedColumns). */
+/** The first row as its column values in select-list order (see Joined). */
 export function* row(sql: string, params: readonly unknown[] = []): Work<unknown[] | null> {
   return (yield { op: 'row', sql, params }) as unknown[] | null;
 }

@@ -1,0 +1,114 @@
+/**
+ * How a stored value becomes a row's field: as it is; a boolean (SQLite stores 0/1, PostgreSQL a
+ * boolean); or JSON (SQLite's text, PostgreSQL's jsonb already parsed, or text holding JSON).
+ */
+export type Kind = 'value' | 'bool' | 'json';
+
+/** A row as the driver returns it: one property per selected column. */
+export type Stored = Record<string, unknown>;
+
+type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+/** The spec's columns, camelCased, are exactly the row type's fields (checked when a table is declared). */
+type Matches<S, Row> = [Camel<keyof S & string>] extends [keyof Row]
+  ? [keyof Row] extends [Camel<keyof S & string>]
+    ? unknown
+    : never
+  : never;
+
+const camel = (column: string) => column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+function decode(kind: Kind, value: unknown): unknown {
+  if (kind === 'value' || value === null) return value;
+  if (kind === 'bool') return value === true || value === 1;
+  return typeof value === 'string' ? JSON.parse(value) : value;
+}
+
+/**
+ * A table's columns written once, in schema order, each with its Kind; the row type's field of
+ * each is its camelCase name. From that: the select lists (always naming the columns, never `*`:
+ * PostgreSQL's prepared statements must keep their result type when a migration adds a column),
+ * the row from a stored record or from a run of values (joins), and the values of an INSERT.
+ */
+export class Table<Row> {
+  readonly columns: readonly string[];
+  /** `id, name, …` */
+  readonly list: string;
+  private readonly fields: readonly string[];
+  private readonly kinds: readonly Kind[];
+
+  constructor(
+    readonly name: string,
+    spec: Record<string, Kind>,
+  ) {
+    this.columns = Object.keys(spec);
+    this.kinds = Object.values(spec);
+    this.fields = this.columns.map(camel);
+    this.list = this.columns.join(', ');
+  }
+
+  /** `alias.id, alias.name, …` */
+  qualified(alias: string): string {
+    return this.columns.map((c) => `${alias}.${c}`).join(', ');
+  }
+
+  /** `INSERT INTO name (columns) VALUES (?, …)`, to be given `values(row)`. */
+  get insert(): string {
+    return `INSERT INTO ${this.name} (${this.list}) VALUES (${this.columns.map(() => '?').join(', ')})`;
+  }
+
+  read(stored: Stored): Row {
+    const row: Stored = {};
+    for (let i = 0; i < this.columns.length; i++)
+      row[this.fields[i]!] = decode(this.kinds[i]!, stored[this.columns[i]!]);
+    return row as Row;
+  }
+
+  /** The row from `values` starting at `offset`; null when its first column is null (a LEFT JOIN's miss). */
+  readAt(values: readonly unknown[], offset: number): Row | null {
+    if (values[offset] === null) return null;
+    const row: Stored = {};
+    for (let i = 0; i < this.columns.length; i++) row[this.fields[i]!] = decode(this.kinds[i]!, values[offset + i]);
+    return row as Row;
+  }
+
+  /** The row's fields in column order, JSON as text (SQLite stores it so; PostgreSQL casts it to jsonb). */
+  values(row: Row): unknown[] {
+    const fields = row as Stored;
+    return this.fields.map((f, i) => (this.kinds[i] === 'json' ? JSON.stringify(fields[f]) : fields[f]));
+  }
+}
+
+/** Declares a table whose spec must match `Row`'s fields: `table<TenantRow>()('tenants', { … })`. */
+export const table =
+  <Row>() =>
+  <S extends Record<string, Kind>>(name: string, spec: S & Matches<S, Row>): Table<Row> =>
+    new Table<Row>(name, spec);
+
+/**
+ * Several tables in one row of a join, read as an array of values (SQLite's raw mode, pg's array
+ * row mode). Letting the driver build an object with a key per aliased column, then splitting it
+ * by prefix, cost as much as the query itself on the hottest reads (a GET of a record, a key
+ * lookup). `new Joined({ a: ARTIFACTS, t: TENANTS })` gives the select list (`a.id, …, t.id, …`)
+ * and takes each row back out by position.
+ */
+export class Joined<T extends Record<string, Table<unknown>>> {
+  readonly list: string;
+  private readonly offsets: Record<keyof T, number>;
+
+  constructor(private readonly tables: T) {
+    const offsets = {} as Record<keyof T, number>;
+    let offset = 0;
+    for (const alias of Object.keys(tables) as (keyof T & string)[]) {
+      offsets[alias] = offset;
+      offset += tables[alias]!.columns.length;
+    }
+    this.offsets = offsets;
+    this.list = (Object.keys(tables) as (keyof T & string)[]).map((a) => tables[a]!.qualified(a)).join(', ');
+  }
+
+  read<A extends keyof T>(values: readonly unknown[], alias: A): RowOf<T[A]> | null {
+    return this.tables[alias]!.readAt(values, this.offsets[alias]) as RowOf<T[A]> | null;
+  }
+}
+
+type RowOf<X> = X extends Table<infer R> ? R : never;
