@@ -11,6 +11,7 @@ import { migratePostgres } from '../../src/adapters/postgres/index.js';
 import { LATEST_VERSION } from '../../src/adapters/sql/schema.js';
 import { SqliteMetadataStore } from '../../src/adapters/sqlite/index.js';
 import type { MigrationResult } from '../../src/ports/metadata-store.js';
+import { postgresUnavailable } from '../helpers/postgres.js';
 import { MIGRATIONS as LEGACY_POSTGRES } from './fixtures/legacy-postgres/schema.js';
 import { MIGRATIONS as LEGACY_SQLITE } from './fixtures/legacy-sqlite/schema.js';
 
@@ -185,21 +186,6 @@ function sqliteEngine(): Engine {
 
 // --- PostgreSQL --------------------------------------------------------------------------------
 
-/** Why PostgreSQL cannot be used here, or null when it can. */
-async function postgresUnavailable(): Promise<string | null> {
-  if (!url) return 'CAIRN_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)';
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return null;
-  } catch (err) {
-    return `PostgreSQL at ${url} is unreachable: ${(err as Error).message.replace(/\.$/, '')}`;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
 /** The old migrate.ts's record, as it created it. */
 const LEGACY_POSTGRES_RECORD = `CREATE TABLE IF NOT EXISTS schema_migrations (
          version integer PRIMARY KEY,
@@ -344,7 +330,7 @@ const recorded = async (db: Db) =>
     Number(r.version),
   );
 
-const pgReason = await postgresUnavailable();
+const pgReason = await postgresUnavailable(url);
 if (pgReason && !process.env.CI) {
   console.warn(`\n!!! SKIPPING the PostgreSQL half of the migration tests: ${pgReason}.\n!!! CI runs it.\n`);
 }

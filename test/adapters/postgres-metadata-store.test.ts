@@ -13,25 +13,11 @@ import type { ArtifactQuery, ArtifactRow, InsertArtifactResult, TenantRow } from
 import { accountStoreContract } from '../contract/account-store.contract.js';
 import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';
 import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
+import { postgresUnavailable } from '../helpers/postgres.js';
 
 const url = process.env.CAIRN_TEST_DATABASE_URL;
 
-/** Why PostgreSQL cannot be used here, or null when it can. */
-async function unavailable(): Promise<string | null> {
-  if (!url) return 'CAIRN_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)';
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return null;
-  } catch (err) {
-    return `PostgreSQL at ${url} is unreachable: ${(err as Error).message.replace(/\.$/, '')}`;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-const reason = await unavailable();
+const reason = await postgresUnavailable(url);
 if (reason && !process.env.CI) {
   console.warn(
     `\n!!! SKIPPING the PostgreSQL adapter tests: ${reason}.\n!!! CI runs them; start PostgreSQL to run them here.\n`,
