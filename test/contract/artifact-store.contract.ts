@@ -113,6 +113,16 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
         expect(await store.getArtifactAnyTenant('art_unknown0000000')).toBeNull();
       });
 
+      it('refuses metadata no engine may store (U+0000, an unpaired surrogate) and writes nothing', async () => {
+        for (const metadata of [{ note: 'nul \u0000 inside' }, { ['key\ud800']: 1 }, { deep: ['\udc00'] }]) {
+          const a = row(A.id, { metadata });
+          await expect(store.insertArtifact({ artifact: a, storageLimitBytes: UNLIMITED })).rejects.toMatchObject({
+            code: 'invalid_request',
+          });
+          expect(await store.getArtifact(A.id, a.id)).toBeNull();
+        }
+      });
+
       it('replays a recent record without writing a second artifact', async () => {
         const first = row(A.id);
         const idem = { key: 'k1', notBefore: T0 - DAY, response: response(1) };
