@@ -1,6 +1,7 @@
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { type GetTarget, getLoad, smallUploadLoad } from './api-load.js';
+import { AB_ENGINE_FIGURES, type AbEngineFigure, type AbRow, abEngineRows } from './ab-engines.js';
+import { type Durations, type GetTarget, getLoad, smallUploadLoad } from './api-load.js';
 import { settle, writeRandomFile } from './big-files.js';
 import type { CairnChildInfo } from './cairn-child.js';
 import { newGetTargets, startCairn } from './engine-run.js';
@@ -13,7 +14,9 @@ import { type UploadFlow, uploadFlow } from './upload-flows.js';
  * against another checkout's (B, with `npm run build` done there), figure by figure, in one run. Each pair runs A then B, the next B
  * then A, so neither side always meets the machine first; the report gives min / median / max of
  * each side and the median of B/A. This is how a change that exists only for speed shows that it
- * earns its place.
+ * earns its place. `--only get-sqlite,lists-sqlite,get-postgres,lists-postgres` adds (or, alone,
+ * gives) the full bench's GET and list figures on seeded stores, build against build
+ * (ab-engines.ts; `--rows N` for fewer rows than the full bench's).
  */
 
 const MIB = 1024 * 1024;
@@ -26,7 +29,11 @@ export interface AbSettings {
   base?: string;
   other: string;
   figures: AbFigure[];
+  engineFigures: AbEngineFigure[];
   pairs: number;
+  /** Seeded rows and run lengths of the engine figures. */
+  rows: number;
+  d: Durations;
   bytes: number;
   multipartBytes: number;
   /** Seconds of each GET and small-upload run. */
@@ -123,9 +130,38 @@ const median = (xs: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
-const spread = (xs: number[]) => `${fmt(Math.min(...xs))} / ${fmt(median(xs))} / ${fmt(Math.max(...xs))}`;
+const spread = (xs: number[], f: (x: number) => string) =>
+  `${f(Math.min(...xs))} / ${f(median(xs))} / ${f(Math.max(...xs))}`;
 
 export async function abRun(root: string, s: AbSettings, log: (line: string) => void): Promise<string> {
+  const rows = s.figures.length ? await transferRows(root, s, log) : [];
+  const builds = { A: s.base, B: s.other };
+  const pgUrl = process.env.CAIRN_BENCH_DATABASE_URL || process.env.CAIRN_TEST_DATABASE_URL;
+  const engine = {
+    builds,
+    figures: s.engineFigures,
+    pairs: s.pairs,
+    rows: s.rows,
+    d: s.d,
+    ...(pgUrl ? { pgUrl } : {}),
+  };
+  if (s.engineFigures.length) rows.push(...(await abEngineRows(root, engine, log)));
+  return [
+    `A = ${s.base ?? 'this checkout'}, B = ${s.other}; ${s.pairs} pairs, alternating order` +
+      (s.figures.length ? '; transfer figures after a warm-up pair' : '') +
+      (s.engineFigures.length ? `; engine figures over ${s.rows.toLocaleString('en-US')} seeded rows` : ''),
+    '',
+    '| figure | A min / median / max | B min / median / max | B / A (medians) |',
+    '|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.label} | ${spread(r.A, r.format)} | ${spread(r.B, r.format)} | ${(median(r.B) / median(r.A)).toFixed(2)}× |`,
+    ),
+  ].join('\n');
+}
+
+/** The figures of AB_FIGURES asked for, on an A and a B with no seeded rows. */
+async function transferRows(root: string, s: AbSettings, log: (line: string) => void): Promise<AbRow[]> {
   const file = path.join(root, 'ab.bin');
   if (s.figures.some((f) => f !== 'get' && f !== 'small')) await writeRandomFile(file, s.bytes);
   const runs = s.pairs + 1; // one warm-up pair, not reported
@@ -140,45 +176,45 @@ export async function abRun(root: string, s: AbSettings, log: (line: string) => 
       const targets = s.figures.includes('get') ? await newGetTargets(cairn, 'ab', runs) : { warm: [], rounds: [] };
       sides.push({ name, cairn, key: apiKey, getTargets: [targets.warm, ...targets.rounds] });
     }
-    const results: Record<string, Record<'A' | 'B', number[]>> = {};
+    const rows: AbRow[] = [];
     for (const figure of s.figures) {
-      const got = { A: [] as number[], B: [] as number[] };
+      const row: AbRow = { label: `${figure} (${UNITS[figure]})`, format: fmt, A: [], B: [] };
       for (let run = 0; run < runs; run++) {
         const order = run % 2 === 0 ? sides : [...sides].reverse();
         for (const side of order) {
           const value = await measure(figure, side, s, file, run);
           log(`${figure} ${run === 0 ? 'warm-up' : `pair ${run}`}: ${side.name} ${fmt(value)} ${UNITS[figure]}`);
-          if (run > 0) got[side.name].push(value);
+          if (run > 0) row[side.name].push(value);
         }
       }
-      results[figure] = got;
+      rows.push(row);
     }
-    const lines = [
-      `A = ${s.base ?? 'this checkout'}, B = ${s.other}; ${s.pairs} pairs after a warm-up pair, alternating order`,
-      '',
-      '| figure | A min / median / max | B min / median / max | B / A (medians) |',
-      '|---|---|---|---|',
-      ...s.figures.map((f) => {
-        const { A, B } = results[f]!;
-        return `| ${f} (${UNITS[f]}) | ${spread(A)} | ${spread(B)} | ${(median(B) / median(A)).toFixed(2)}× |`;
-      }),
-    ];
-    return lines.join('\n');
+    return rows;
   } finally {
     for (const side of sides) await side.cairn.stop();
     await rm(file, { force: true });
   }
 }
 
-export function abSettings(argv: string[], quick: boolean): AbSettings | null {
+/** `defaults`: the bench's own settings (quick or full), whose rows and durations the engine figures take. */
+export function abSettings(
+  argv: string[],
+  defaults: { quick: boolean; rows: number; d: Durations },
+): AbSettings | null {
+  const { quick } = defaults;
   const at = argv.indexOf('--ab');
   if (at < 0) return null;
   const other = argv[at + 1];
   if (!other) throw new Error('--ab needs the folder of another checkout (with `npm run build` done)');
   const only = argv.indexOf('--only');
-  const figures = (only >= 0 ? (argv[only + 1] ?? '').split(',') : [...AB_FIGURES]) as AbFigure[];
-  for (const f of figures)
-    if (!AB_FIGURES.includes(f)) throw new Error(`--only: unknown figure ${f} (${AB_FIGURES.join(', ')})`);
+  const asked = only >= 0 ? (argv[only + 1] ?? '').split(',') : [...AB_FIGURES];
+  const known: readonly string[] = [...AB_FIGURES, ...AB_ENGINE_FIGURES];
+  for (const f of asked) if (!known.includes(f)) throw new Error(`--only: unknown figure ${f} (${known.join(', ')})`);
+  const figures = AB_FIGURES.filter((f) => asked.includes(f));
+  const engineFigures = AB_ENGINE_FIGURES.filter((f) => asked.includes(f));
+  const rowsAt = argv.indexOf('--rows');
+  const rows = rowsAt >= 0 ? Number(argv[rowsAt + 1]) : defaults.rows;
+  if (!Number.isInteger(rows) || rows < 1000) throw new Error('--rows must be a whole number ≥ 1000');
   const pairsAt = argv.indexOf('--pairs');
   const pairs = pairsAt >= 0 ? Number(argv[pairsAt + 1]) : 3;
   if (!Number.isInteger(pairs) || pairs < 1) throw new Error('--pairs must be a whole number ≥ 1');
@@ -189,7 +225,10 @@ export function abSettings(argv: string[], quick: boolean): AbSettings | null {
     ...(base ? { base: path.resolve(base) } : {}),
     other: path.resolve(other),
     figures,
+    engineFigures,
     pairs,
+    rows,
+    d: defaults.d,
     bytes: quick ? 16 * MIB : 1024 * MIB,
     multipartBytes: quick ? 8 * MIB : 450 * MIB,
     seconds: quick ? 1 : 4,

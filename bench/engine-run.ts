@@ -59,14 +59,16 @@ async function smallArtifact(apiUrl: string, key: string): Promise<string> {
   return rec.artifact_id;
 }
 
+/** `build`: another checkout's build to run (see startCairn); this checkout's when absent. */
 export async function prepareEngine(
   dataDir: string,
   env: Record<string, string>,
   tenantNames: string[],
   rounds: number,
   seed: (listTenantId: string) => Promise<Seeded>,
+  build?: string,
 ): Promise<EngineServer> {
-  let cairn = await startCairn(dataDir, env);
+  let cairn = await startCairn(dataDir, env, [], build);
   const tenants: Record<string, Tenant> = {};
   let getTargets: EngineServer['getTargets'];
   try {
@@ -78,7 +80,7 @@ export async function prepareEngine(
     await cairn.stop();
   }
   const seeded = await seed(tenants.list!.tenantId);
-  cairn = await startCairn(dataDir, env);
+  cairn = await startCairn(dataDir, env, [], build);
   return { cairn, tenants, getTargets, seeded };
 }
 
@@ -142,15 +144,28 @@ export async function measureEngine<B extends string>(
 /**
  * The same figures for two engines measured side by side, so that their ratio compares the
  * engines rather than two moments of a shared machine: GET runs alternate between the two (the
- * best of each), and each list shape is timed on both in turns (interleavedLatency).
+ * best of each), and each list shape is timed on both in turns (interleavedLatency). Sides go in
+ * the order of `servers`' keys. (`npm run bench -- --ab` uses the two halves alone to compare two
+ * builds on one engine.)
  */
 export async function measureSideBySide<S extends string>(
   servers: Record<S, EngineServer>,
   d: Durations,
 ): Promise<Record<S, EngineFigures>> {
-  const sides = Object.keys(servers) as S[];
-  const get = await alternating(
-    sides,
+  const get = await getSideBySide(servers, d);
+  const lists = await listsSideBySide(servers, d);
+  return Object.fromEntries(
+    (Object.keys(servers) as S[]).map((side) => [side, { get: get[side], lists: lists[side] }]),
+  ) as Record<S, EngineFigures>;
+}
+
+/** GET throughput of each server, runs alternating between them, the best of each. */
+export function getSideBySide<S extends string>(
+  servers: Record<S, EngineServer>,
+  d: Durations,
+): Promise<Record<S, LoadResult>> {
+  return alternating(
+    Object.keys(servers) as S[],
     d,
     (side, round, seconds) => {
       const { cairn, getTargets } = servers[side];
@@ -158,6 +173,14 @@ export async function measureSideBySide<S extends string>(
     },
     d.get,
   );
+}
+
+/** The latency of each list shape on each server, timed in turns. */
+export async function listsSideBySide<S extends string>(
+  servers: Record<S, EngineServer>,
+  d: Durations,
+): Promise<Record<S, EngineFigures['lists']>> {
+  const sides = Object.keys(servers) as S[];
   const lists = Object.fromEntries(sides.map((side) => [side, {}])) as Record<S, Partial<EngineFigures['lists']>>;
   for (const shape of LIST_SHAPES) {
     const targets = Object.fromEntries(
@@ -169,9 +192,7 @@ export async function measureSideBySide<S extends string>(
     const measured = await interleavedLatency(targets, d.list, listWarmSeconds(d));
     for (const side of sides) lists[side][shape] = measured[side];
   }
-  return Object.fromEntries(
-    sides.map((side) => [side, { get: get[side], lists: lists[side] as EngineFigures['lists'] }]),
-  ) as Record<S, EngineFigures>;
+  return lists as Record<S, EngineFigures['lists']>;
 }
 
 export { LIST_SHAPES };

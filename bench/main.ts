@@ -272,7 +272,7 @@ async function postgresRun(root: string, url: string, s: Settings, sqliteEngine:
 
 async function main(argv: string[]): Promise<number> {
   const s = settings(argv);
-  const ab = abSettings(argv, s.quick);
+  const ab = abSettings(argv, s);
   if (ab) {
     const root = await mkdtemp(path.join(tmpdir(), 'cairn-bench-ab-'));
     try {
@@ -282,6 +282,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   }
+  if (argv.includes('--rows')) throw new Error('--rows: only with --ab (the full run always seeds its own count)');
   const only = argv.indexOf('--only');
   const section = only >= 0 ? argv[only + 1] : undefined;
   if (only >= 0 && section !== 'big-files') throw new Error('--only: the bench runs one section alone, big-files');

@@ -166,3 +166,43 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * Puts a tenant's request count of this month 10⁹ below zero, so that it never meets its plan's
+ * monthly quota (100,000 on Pro): `--ab`'s list runs, repeated each pair on the seeded tenant, take
+ * some 90,000 requests a pair. Server stopped, as for seeding.
+ */
+const CREDIT = -1_000_000_000;
+const month = (now: number) => new Date(now).toISOString().slice(0, 7);
+
+export function creditRequestsSqlite(dbPath: string, tenantId: string, now: number): void {
+  const db = new Database(dbPath);
+  try {
+    db.prepare('INSERT INTO usage_monthly (tenant_id, month, count) VALUES (?, ?, ?)').run(
+      tenantId,
+      month(now),
+      CREDIT,
+    );
+  } finally {
+    db.close();
+  }
+}
+
+export async function creditRequestsPostgres(
+  url: string,
+  schema: string,
+  tenantId: string,
+  now: number,
+): Promise<void> {
+  const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    await client.query('INSERT INTO usage_monthly (tenant_id, month, count) VALUES ($1, $2, $3)', [
+      tenantId,
+      month(now),
+      CREDIT,
+    ]);
+  } finally {
+    await client.end();
+  }
+}
