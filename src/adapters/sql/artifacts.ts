@@ -11,9 +11,9 @@ import type {
   TenantRow,
 } from '../../ports/metadata-store.js';
 import { activateArtifact, insertArtifact, retireArtifacts } from './artifact-writes.js';
-import { buildArtifactListQuery, buildSessionListQuery, metadataDensitySql } from './list-queries.js';
+import { buildArtifactListQuery, buildMetadataDensityQuery, buildSessionListQuery } from './list-queries.js';
 import { DENSITY_PROBE, type Density, sparsestFirst } from './metadata-driver.js';
-import { ARTIFACTS, metadataMatchValue, PAGES, SESSIONS, TENANTS } from './rows.js';
+import { ARTIFACTS, PAGES, SESSIONS, TENANTS } from './rows.js';
 import { Joined, type Stored } from './table.js';
 import { SqlTenantStore } from './tenants.js';
 import { KeyFailure, TurnBatch } from './turn-batch.js';
@@ -133,13 +133,10 @@ export class SqlArtifactStore extends SqlTenantStore {
   async listArtifacts(tenantId: string, query: ArtifactQuery): Promise<ArtifactRow[]> {
     const metadata = query.metadata ?? [];
     if (metadata.length > 1) {
-      const sql = metadataDensitySql(this.d);
-      const densities = await Promise.all(
-        metadata.map((m) =>
-          this.sql.one<Density>(sql, [tenantId, m.key, metadataMatchValue(this.d, m.value), DENSITY_PROBE]),
-        ),
-      );
-      query = { ...query, metadata: sparsestFirst(metadata, densities as Density[]) };
+      const density = buildMetadataDensityQuery(this.d, tenantId, metadata, DENSITY_PROBE);
+      const found = await this.sql.all<Density & { i: number }>(density.sql, density.params);
+      const densities = metadata.map((_, i) => found.find((r) => r.i === i) ?? { n: 0, oldest: null });
+      query = { ...query, metadata: sparsestFirst(metadata, densities) };
     }
     const { sql, params } = buildArtifactListQuery(this.d, tenantId, query);
     return (await this.sql.all<Stored>(sql, params)).map((r) => ARTIFACTS.read(r));
