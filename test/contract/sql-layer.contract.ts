@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { buildMetadataDensityQuery } from '../../src/adapters/sql/list-queries.js';
 import type { SqlDriver } from '../../src/adapters/sql/runner.js';
-import { one, run } from '../../src/adapters/sql/work.js';
+import { run } from '../../src/adapters/sql/work.js';
 import type { TenantRow } from '../../src/ports/metadata-store.js';
 import { type MakeMetadataStore, metadataFixture, T0 } from './metadata-fixture.js';
 
@@ -48,7 +48,7 @@ export function sqlLayerContract(name: string, makeStore: MakeMetadataStore): vo
         }),
       ).rejects.toBe(boom);
       expect(
-        await sql.read(one<{ storage_bytes: number }>('SELECT storage_bytes FROM tenants WHERE id = ?', [A.id])),
+        await sql.one<{ storage_bytes: number }>('SELECT storage_bytes FROM tenants WHERE id = ?', [A.id]),
       ).toEqual({ storage_bytes: 0 });
     });
   });

@@ -23,6 +23,7 @@ export const POSTGRES: Dialect = {
   least: 'least',
   inList: (column) => `${column} = ANY(?)`,
   list: (values) => values,
+  jsonRows: 'json_array_elements(?::json) AS j (value)',
   fence: ' OFFSET 0',
   blind: (value) => `(SELECT ?::${typeof value === 'number' ? 'bigint' : 'text'})`,
   digestsLongMetadata: true,

@@ -16,7 +16,8 @@ const statements = new Map<string, Prepared>();
  * Every statement is prepared: PostgreSQL parses and plans it once per connection instead of on
  * every call (planning a GET's join cost twice as much as running it, and a list query's planning
  * as much as the rest of its round trip). That is safe because the shared SQL never splices values
- * into its text and passes lists as one array parameter, so its texts come from a small fixed set;
+ * into its text and passes lists and row sets as one parameter, so its texts come from a bounded
+ * set (fixed texts, plus the list pages' shapes and page sizes, see list-queries.ts);
  * its select lists name their columns rather than `*`, so a migration adding a column does not
  * break the statements an instance already prepared ("cached plan must not change result type").
  */
@@ -72,10 +73,6 @@ export class PostgresDriver implements SqlDriver {
 
   run(sql: string, params: readonly unknown[]): Promise<number> {
     return exec(this.db.pool, { op: 'run', sql, params }) as Promise<number>;
-  }
-
-  read<T>(work: Work<T>): Promise<T> {
-    return drive(work, (step) => exec(this.db.pool, step));
   }
 
   write<T>(work: () => Work<T>): Promise<T> {

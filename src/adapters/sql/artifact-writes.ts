@@ -130,16 +130,19 @@ function* addLiveReference(d: Dialect, a: ArtifactRow, limit: number): Work<void
   yield* run('UPDATE tenants SET storage_bytes = storage_bytes + ? WHERE id = ?', [blob.size_bytes, a.tenantId]);
 }
 
-/** One row per indexed top-level value, in one statement (the text is one of a bounded few: one per key count). */
+/** One row per indexed top-level value, in one statement of a fixed text. */
 function* indexMetadata(d: Dialect, a: ArtifactRow): Work<void> {
-  const values: unknown[] = [];
+  const pairs: [string, string][] = [];
   for (const [key, value] of Object.entries(a.metadata)) {
     const indexed = metadataIndexValue(d, value);
-    if (indexed !== null) values.push(a.id, key, a.tenantId, indexed, a.createdAt);
+    if (indexed !== null) pairs.push([key, indexed]);
   }
-  if (values.length === 0) return;
-  const rows = Array.from({ length: values.length / 5 }, () => '(?, ?, ?, ?, ?)').join(', ');
-  yield* run(`INSERT INTO artifact_meta (artifact_id, key, tenant_id, value, created_at) VALUES ${rows}`, values);
+  if (pairs.length === 0) return;
+  yield* run(
+    `INSERT INTO artifact_meta (artifact_id, key, tenant_id, value, created_at)
+     SELECT ?, j.value ->> 0, ?, j.value ->> 1, CAST(? AS BIGINT) FROM ${d.jsonRows}`,
+    [a.id, a.tenantId, a.createdAt, JSON.stringify(pairs)],
+  );
 }
 
 /**
@@ -157,29 +160,35 @@ export function* retireArtifacts(d: Dialect, ids: string[], to: 'deleted' | 'exp
   );
   if (moved.length === 0) return 0;
 
-  for (const [[tenantId, sessionId], n] of countBy(
+  // Set-wise, each a statement of a fixed text over the batch's rows as one JSON parameter, so a
+  // sweeper batch holds its locks for a handful of round trips.
+  const sessions = countBy(
     moved.filter((r) => r.session_id !== null),
     'session_id',
-  )) {
+  );
+  if (sessions.length > 0) {
     yield* run(
-      `UPDATE sessions SET artifact_count = ${d.greatest}(0, artifact_count - ?) WHERE tenant_id = ? AND session_id = ?`,
-      [n, tenantId, sessionId],
+      `UPDATE sessions SET artifact_count = ${d.greatest}(0, sessions.artifact_count - CAST(j.value ->> 2 AS BIGINT))
+       FROM ${d.jsonRows} WHERE sessions.tenant_id = j.value ->> 0 AND sessions.session_id = j.value ->> 1`,
+      [JSON.stringify(sessions)],
     );
   }
+  // The references go, then the bytes of blobs whose last one went are freed from their tenant.
+  const blobs = yield* all<{ tenant_id: string; size_bytes: number; live_refs: number }>(
+    `UPDATE blobs SET live_refs = ${d.greatest}(0, blobs.live_refs - CAST(j.value ->> 2 AS BIGINT))
+     FROM ${d.jsonRows} WHERE blobs.tenant_id = j.value ->> 0 AND blobs.content_hash = j.value ->> 1
+       AND blobs.live_refs > 0
+     RETURNING tenant_id, size_bytes, live_refs`,
+    [JSON.stringify(countBy(moved, 'content_hash'))],
+  );
   const freed = new Map<string, number>();
-  for (const [[tenantId, contentHash], n] of countBy(moved, 'content_hash')) {
-    const blob = yield* one<{ size_bytes: number; live_refs: number }>(
-      `UPDATE blobs SET live_refs = ${d.greatest}(0, live_refs - ?)
-       WHERE tenant_id = ? AND content_hash = ? AND live_refs > 0 RETURNING size_bytes, live_refs`,
-      [n, tenantId, contentHash],
+  for (const b of blobs) if (b.live_refs === 0) freed.set(b.tenant_id, (freed.get(b.tenant_id) ?? 0) + b.size_bytes);
+  if (freed.size > 0) {
+    yield* run(
+      `UPDATE tenants SET storage_bytes = ${d.greatest}(0, tenants.storage_bytes - CAST(j.value ->> 1 AS BIGINT))
+       FROM ${d.jsonRows} WHERE tenants.id = j.value ->> 0`,
+      [JSON.stringify([...freed].sort(byKey))],
     );
-    if (blob?.live_refs === 0) freed.set(tenantId, (freed.get(tenantId) ?? 0) + blob.size_bytes);
-  }
-  for (const [tenantId, bytes] of [...freed].sort(byKey)) {
-    yield* run(`UPDATE tenants SET storage_bytes = ${d.greatest}(0, storage_bytes - ?) WHERE id = ?`, [
-      bytes,
-      tenantId,
-    ]);
   }
   const movedIds = d.list(moved.map((r) => r.id));
   yield* run(`DELETE FROM artifact_meta WHERE ${d.inList('artifact_id')}`, [movedIds]);
@@ -201,18 +210,17 @@ export function* purgeArtifacts(d: Dialect, ids: string[]): Work<void> {
   yield* run(`DELETE FROM artifacts WHERE ${d.inList('id')}`, list);
 }
 
-/** How many rows share each (tenant, `column`), in key order (the order locks are taken in). */
-function countBy<K extends 'session_id' | 'content_hash'>(
+/** `[tenant, column value, how many rows share them]`, in key order (the order locks are taken in). */
+function countBy(
   rows: { tenant_id: string; session_id: string | null; content_hash: string }[],
-  column: K,
-): [[string, string], number][] {
-  const counts = new Map<string, [[string, string], number]>();
+  column: 'session_id' | 'content_hash',
+): [string, string, number][] {
+  const counts = new Map<string, [string, string, number]>();
   for (const r of rows) {
-    const key: [string, string] = [r.tenant_id, r[column] as string];
-    const id = `${key[0]}\u0000${key[1]}`;
-    const entry = counts.get(id);
-    if (entry) entry[1]++;
-    else counts.set(id, [key, 1]);
+    const key = `${r.tenant_id}\u0000${r[column]}`;
+    const entry = counts.get(key);
+    if (entry) entry[2]++;
+    else counts.set(key, [r.tenant_id, r[column] as string, 1]);
   }
   return [...counts].sort(byKey).map(([, entry]) => entry);
 }

@@ -61,16 +61,20 @@ export class SqlArtifactStore extends SqlTenantStore {
       this.d.list(keys.map((k) => k.id)),
       this.d.list(keys.map((k) => k.tenantId)),
     ]);
-    const byId = new Map(found.map((v) => [v[0] as string, v]));
-    const answered = new Set<unknown[]>();
+    const byId = new Map<string, NonNullable<ArtifactWithPage>>();
+    for (const v of found) {
+      const answer = withPage(v)!;
+      byId.set(answer.artifact.id, answer);
+    }
+    const answered = new Set<NonNullable<ArtifactWithPage>>();
     return keys.map((k) => {
-      const v = byId.get(k.id);
+      const answer = byId.get(k.id);
       // ids are unique across tenants: a row of another tenant answers no key but its own tenant's.
-      if (!v || v[1] !== k.tenantId) return null;
-      // A key asked twice gets objects of its own (the metadata column comes back parsed, once).
-      const answer = withPage(answered.has(v) ? structuredClone(v) : v);
-      answered.add(v);
-      return answer;
+      if (!answer || answer.artifact.tenantId !== k.tenantId) return null;
+      // A key asked twice gets objects of its own.
+      const own = answered.has(answer) ? structuredClone(answer) : answer;
+      answered.add(answer);
+      return own;
     });
   }
 

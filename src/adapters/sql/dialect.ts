@@ -51,6 +51,12 @@ export interface Dialect {
   readonly least: string;
   /** `column` is one of the values of a parameter made by `list` (the SQL text stays the same for any count). */
   inList(column: string): string;
+  /**
+   * A FROM item `j` with one row per element of a parameter holding a JSON array of arrays (pass
+   * `JSON.stringify(rows)`): `j.value ->> 0` is the first field of a row as text. Lets a statement
+   * with a fixed text write or match any number of rows.
+   */
+  readonly jsonRows: string;
   list(values: readonly unknown[]): unknown;
   /** After a subquery PostgreSQL must not flatten into its parent (`OFFSET 0`); empty on SQLite. */
   readonly fence: string;

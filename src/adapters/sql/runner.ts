@@ -26,8 +26,6 @@ export interface SqlDriver {
    * it needs no transaction on PostgreSQL; on SQLite it shares the turn's commit (writeTogether).
    */
   change<R>(sql: string, params: readonly unknown[]): Promise<R | null>;
-  /** Several reads, no transaction (a `work` that yields no write). */
-  read<T>(work: Work<T>): Promise<T>;
   /**
    * One write transaction. `work` is a function because the PostgreSQL driver may start it again
    * (a deadlock rolls the whole unit back); so it must not change anything outside the database.

@@ -100,7 +100,8 @@ export const MIGRATIONS: readonly ((t: SchemaTypes) => string)[] = [
   CREATE INDEX artifacts_expired ON artifacts (expires_at) WHERE status = 'expired';
 
   -- One row per scalar top-level metadata key of an active artifact; value is its match form
-  -- (see metadataMatchValue), short enough for a B-tree entry.
+  -- (see metadataMatchValue), short enough for a B-tree entry. tenant_id is always the
+  -- artifact's own (written with it, never changed): list queries confine by it alone.
   CREATE TABLE artifact_meta (
     artifact_id ${t.id} NOT NULL,
     key ${t.id} NOT NULL,

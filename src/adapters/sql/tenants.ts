@@ -130,26 +130,46 @@ export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, ne
 
   async addRequests(counts: readonly RequestDelta[]): Promise<number[]> {
     if (counts.length === 0) return [];
-    // Counters are locked in one order (tenant, month), so two instances adding to the same ones
-    // queue instead of deadlocking; each upsert adds atomically.
-    const order = counts.map((_, i) => i).sort((a, b) => compareCounter(counts[a]!, counts[b]!));
-    return this.sql.write(function* () {
-      const totals: number[] = new Array(counts.length);
-      for (const i of order) {
-        const { tenantId, month, n } = counts[i]!;
-        const row =
-          n > 0
-            ? yield* one<{ count: number }>(
-                `INSERT INTO usage_monthly (tenant_id, month, count) VALUES (?, ?, ?)
-                 ON CONFLICT (tenant_id, month) DO UPDATE SET count = usage_monthly.count + excluded.count
-                 RETURNING count`,
-                [tenantId, month, n],
-              )
-            : yield* one<{ count: number }>(REQUEST_COUNT, [tenantId, month]);
-        totals[i] = row?.count ?? 0;
+    const d = this.d;
+    // One statement adds to every counter and returns each total right after its own addition
+    // (each upsert is atomic, so concurrent instances add up exactly and each sees its own
+    // running total), in (tenant, month) order so that two instances queue rather than
+    // deadlock; counters asked with n = 0 are only read.
+    const added = new Map<string, [string, string, number]>();
+    for (const { tenantId, month, n } of counts) {
+      const key = `${tenantId}\u0000${month}`;
+      added.set(key, [tenantId, month, (added.get(key)?.[2] ?? 0) + n]);
+    }
+    const rows = [...added].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+    const toAdd = rows.filter((r) => r[2] > 0);
+    const toRead = rows.filter((r) => r[2] === 0);
+    const totals = await this.sql.write(function* () {
+      type Total = { tenant_id: string; month: string; count: number };
+      const found: Total[] = [];
+      if (toAdd.length > 0) {
+        found.push(
+          ...(yield* all<Total>(
+            `INSERT INTO usage_monthly (tenant_id, month, count)
+             SELECT j.value ->> 0, j.value ->> 1, CAST(j.value ->> 2 AS BIGINT) FROM ${d.jsonRows} WHERE TRUE
+             ON CONFLICT (tenant_id, month) DO UPDATE SET count = usage_monthly.count + excluded.count
+             RETURNING tenant_id, month, count`,
+            [JSON.stringify(toAdd)],
+          )),
+        );
       }
-      return totals;
+      if (toRead.length > 0) {
+        found.push(
+          ...(yield* all<Total>(
+            `SELECT tenant_id, month, count FROM usage_monthly
+             WHERE (tenant_id, month) IN (SELECT j.value ->> 0, j.value ->> 1 FROM ${d.jsonRows})`,
+            [JSON.stringify(toRead)],
+          )),
+        );
+      }
+      return found;
     });
+    const byKey = new Map(totals.map((t) => [`${t.tenant_id}\u0000${t.month}`, t.count]));
+    return counts.map((c) => byKey.get(`${c.tenantId}\u0000${c.month}`) ?? 0);
   }
 
   async getRequestCount(tenantId: string, month: string): Promise<number> {
@@ -159,20 +179,14 @@ export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, ne
 
 const REQUEST_COUNT = 'SELECT count FROM usage_monthly WHERE tenant_id = ? AND month = ?';
 
-const compareCounter = (a: RequestDelta, b: RequestDelta): number =>
-  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.month < b.month ? -1 : a.month > b.month ? 1 : 0;
-
-const INSERT_TENANT = `INSERT INTO tenants (${TENANT}) VALUES (?, ?, ?, ?, ?, ?)
-  ON CONFLICT (name) DO NOTHING RETURNING ${TENANT}`;
+const INSERT_TENANT = `${TENANTS.insert} ON CONFLICT (name) DO NOTHING RETURNING ${TENANT}`;
 
 /** Inserts the tenant; null when its name is taken (the unique name decides between concurrent creators). */
 export function insertTenant(t: TenantRow): Work<Stored | null> {
-  return one<Stored>(INSERT_TENANT, [t.id, t.name, t.plan, t.suspended, t.createdAt, t.storageBytes]);
+  return one<Stored>(INSERT_TENANT, TENANTS.values(t));
 }
 
 /** Locks the tenant row (PostgreSQL; NO KEY UPDATE does not block the FOR KEY SHARE of foreign keys). */
 export function* lockTenant(lock: string, tenantId: string): Work<boolean> {
   return (yield* one(`SELECT 1 AS found FROM tenants WHERE id = ?${lock}`, [tenantId])) !== null;
 }
-
-export { all };

@@ -67,7 +67,7 @@ export class Connection {
     return this.stmt(sql).get(...params) as T | undefined;
   }
 
-  /** The first row as an array of column values (see JoinedColumns). */
+  /** The first row as an array of column values (see Joined in sql/table.ts). */
   getValues(sql: string, ...params: unknown[]): unknown[] | undefined {
     this.read();
     return this.raw(sql).get(...params) as unknown[] | undefined;

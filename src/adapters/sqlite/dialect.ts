@@ -23,6 +23,7 @@ export const SQLITE: Dialect = {
   least: 'min',
   inList: (column) => `${column} IN (SELECT value FROM json_each(?))`,
   list: (values) => JSON.stringify(values),
+  jsonRows: 'json_each(?) AS j',
   fence: '',
   blind: () => '?',
   digestsLongMetadata: false,

@@ -57,10 +57,6 @@ export class SqliteDriver implements SqlDriver {
     return this.c.run(sql, ...bindable(params));
   }
 
-  async read<T>(work: Work<T>): Promise<T> {
-    return driveSync(work, this.exec);
-  }
-
   async write<T>(work: () => Work<T>): Promise<T> {
     return this.c.write(() => driveSync(work(), this.exec));
   }
