@@ -22,7 +22,7 @@ import {
 import { type BenchChild, childEnv, startChild } from './ipc.js';
 import { type LoadResult, withServerCpu } from './load.js';
 import { machine, ms, type ResultRow, ratio, rps, textTable } from './report.js';
-import { dropSchema, seedPostgres, seedSqlite } from './seed.js';
+import { creditRequestsPostgres, creditRequestsSqlite, dropSchema, seedPostgres, seedSqlite } from './seed.js';
 import { smallUploadRows } from './small-uploads.js';
 
 /**
@@ -164,9 +164,11 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
   const dataDir = path.join(root, 'data-sqlite');
   log(`SQLite: preparing tenants and seeding ${s.rows} rows`);
   const t0 = Date.now();
-  const server = await prepareEngine(dataDir, {}, ['big', 'small'], s.d.rounds, async (tenantId) =>
-    seedSqlite(path.join(dataDir, 'cairn.sqlite'), tenantId, s.rows, Date.now()),
-  );
+  const server = await prepareEngine(dataDir, {}, ['big', 'small'], s.d.rounds, async (tenantId) => {
+    const db = path.join(dataDir, 'cairn.sqlite');
+    creditRequestsSqlite(db, tenantId, Date.now());
+    return seedSqlite(db, tenantId, s.rows, Date.now());
+  });
   log(`SQLite: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const rows: ResultRow[] = [];
   try {
@@ -235,9 +237,10 @@ async function postgresRun(root: string, url: string, s: Settings, sqliteEngine:
   try {
     log(`PostgreSQL (schema ${schema}): preparing tenants and seeding ${s.rows} rows`);
     const t0 = Date.now();
-    const server = await prepareEngine(path.join(root, 'data-pg'), env, [], s.d.rounds, (tenantId) =>
-      seedPostgres(url, schema, tenantId, s.rows, Date.now()),
-    );
+    const server = await prepareEngine(path.join(root, 'data-pg'), env, [], s.d.rounds, async (tenantId) => {
+      await creditRequestsPostgres(url, schema, tenantId, Date.now());
+      return seedPostgres(url, schema, tenantId, s.rows, Date.now());
+    });
     log(`PostgreSQL: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const sqliteCairn = await startCairn(sqliteEngine.dataDir, {});
     try {

@@ -169,8 +169,9 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
 
 /**
  * Puts a tenant's request count of this month 10⁹ below zero, so that it never meets its plan's
- * monthly quota (100,000 on Pro): `--ab`'s list runs, repeated each pair on the seeded tenant, take
- * some 90,000 requests a pair. Server stopped, as for seeding.
+ * monthly quota (100,000 on Pro): the list runs on the seeded tenant take more (a full run's
+ * SQLite lists, then the same server again beside PostgreSQL; `--ab`'s some 90,000 a pair).
+ * Server stopped, as for seeding.
  */
 const CREDIT = -1_000_000_000;
 const month = (now: number) => new Date(now).toISOString().slice(0, 7);

@@ -38,23 +38,19 @@ const REFRESH_TOKEN = `SELECT ${TOKEN_GRANT.list} FROM oauth_tokens AS k JOIN oa
   WHERE k.hash = ? AND k.kind = 'refresh' AND g.revoked_at IS NULL`;
 
 const EMAIL_TAKEN = 'SELECT 1 AS taken FROM users WHERE email = ?';
-const INSERT_USER = `INSERT INTO users (${USERS.list}) VALUES (?, ?, ?, ?, ?)
+const INSERT_USER = `${USERS.insert}
   ON CONFLICT (email) DO NOTHING RETURNING id`;
 const GET_CLIENT = `SELECT ${CLIENTS.list} FROM oauth_clients WHERE id = ?`;
 const GET_GRANT = `SELECT ${GRANT} FROM oauth_grants WHERE id = ?`;
 const LIST_GRANTS = `SELECT ${GRANTS.qualified('g')}, c.name AS client_name
   FROM oauth_grants AS g LEFT JOIN oauth_clients AS c ON c.id = g.client_id
   WHERE g.user_id = ? AND g.revoked_at IS NULL ORDER BY g.updated_at DESC, g.id DESC`;
-const INSERT_SESSION = `INSERT INTO browser_sessions (${BROWSER_SESSIONS.list}) VALUES (?, ?, ?, ?)`;
-const INSERT_CLIENT = `INSERT INTO oauth_clients (${CLIENTS.list}) VALUES (?, ?, ?, ?)`;
 const UPSERT_GRANT = `INSERT INTO oauth_grants (${GRANT}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)
   ON CONFLICT (user_id, client_id) WHERE revoked_at IS NULL
   DO UPDATE SET tier = excluded.tier, updated_at = excluded.updated_at
   RETURNING ${GRANT}`;
-const INSERT_CODE = `INSERT INTO oauth_codes (${CODE}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const USE_CODE = `UPDATE oauth_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL RETURNING ${CODE}`;
 const GET_CODE = `SELECT ${CODE} FROM oauth_codes WHERE hash = ?`;
-const INSERT_TOKEN = `INSERT INTO oauth_tokens (${TOKENS.list}) VALUES (?, ?, ?, ?, ?, ?, ?)`;
 /** Tables whose rows end at `expires_at`, with their keys. */
 const EXPIRING = [
   ['browser_sessions', 'id_hash'],
@@ -89,13 +85,7 @@ export class SqlAccountStore implements AccountStore {
           // Nothing inserted yet. A taken email is named first, whichever rule refused.
           return (yield* one(EMAIL_TAKEN, [user.email])) ? 'email_taken' : 'tenant_name_taken';
         }
-        const inserted = yield* one(INSERT_USER, [
-          user.id,
-          user.email,
-          user.passwordHash,
-          user.tenantId,
-          user.createdAt,
-        ]);
+        const inserted = yield* one(INSERT_USER, USERS.values(user));
         // Throwing rolls back the tenant inserted above.
         if (!inserted) throw new Refused('email_taken');
         return 'created';
@@ -112,7 +102,7 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async createBrowserSession(s: BrowserSessionRow): Promise<void> {
-    await this.sql.run(INSERT_SESSION, [s.idHash, s.userId, s.createdAt, s.expiresAt]);
+    await this.sql.run(BROWSER_SESSIONS.insert, BROWSER_SESSIONS.values(s));
   }
 
   async getBrowserSession(idHash: string): Promise<(Principal & { session: BrowserSessionRow }) | null> {
@@ -127,7 +117,7 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async createClient(client: OAuthClientRow): Promise<void> {
-    await this.sql.run(INSERT_CLIENT, [client.id, client.name, JSON.stringify(client.redirectUris), client.createdAt]);
+    await this.sql.run(CLIENTS.insert, CLIENTS.values(client));
   }
 
   async getClient(id: string): Promise<OAuthClientRow | null> {
@@ -167,17 +157,7 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async createCode(code: AuthCodeRow): Promise<void> {
-    await this.sql.run(INSERT_CODE, [
-      code.hash,
-      code.grantId,
-      code.clientId,
-      code.redirectUri,
-      code.codeChallenge,
-      code.resource,
-      code.createdAt,
-      code.expiresAt,
-      code.usedAt,
-    ]);
+    await this.sql.run(CODES.insert, CODES.values(code));
   }
 
   async consumeCode(hash: string, now: number): Promise<{ code: AuthCodeRow; reused: boolean } | null> {
@@ -193,7 +173,7 @@ export class SqlAccountStore implements AccountStore {
   async createTokens(tokens: OAuthTokenRow[]): Promise<void> {
     await this.sql.write(function* () {
       for (const t of tokens) {
-        yield* run(INSERT_TOKEN, [t.hash, t.kind, t.grantId, t.resource, t.createdAt, t.expiresAt, t.usedAt]);
+        yield* run(TOKENS.insert, TOKENS.values(t));
       }
     });
   }

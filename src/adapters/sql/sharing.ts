@@ -24,13 +24,7 @@ export class SqlSharingStore extends SqlArtifactStore {
       // Without the tenant's lock two instances could both count maxActive - 1 and both insert.
       yield* lockTenant(d.forNoKeyUpdate, link.tenantId);
       if ((yield* one<{ n: number }>(COUNT_LINKS, [link.tenantId, now]))!.n >= maxActive) return false;
-      yield* run(`INSERT INTO links (${LINK}) VALUES (?, ?, ?, ?, ?)`, [
-        link.id,
-        link.tenantId,
-        link.artifactId,
-        link.createdAt,
-        link.expiresAt,
-      ]);
+      yield* run(LINKS.insert, LINKS.values(link));
       return true;
     });
   }

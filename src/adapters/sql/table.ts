@@ -33,6 +33,8 @@ export class Table<Row> {
   readonly columns: readonly string[];
   /** `id, name, …` */
   readonly list: string;
+  /** `INSERT INTO name (columns) VALUES (?, …)`, to be given `values(row)`. */
+  readonly insert: string;
   private readonly fields: readonly string[];
   private readonly kinds: readonly Kind[];
 
@@ -44,16 +46,12 @@ export class Table<Row> {
     this.kinds = Object.values(spec);
     this.fields = this.columns.map(camel);
     this.list = this.columns.join(', ');
+    this.insert = `INSERT INTO ${name} (${this.list}) VALUES (${this.columns.map(() => '?').join(', ')})`;
   }
 
   /** `alias.id, alias.name, …` */
   qualified(alias: string): string {
     return this.columns.map((c) => `${alias}.${c}`).join(', ');
-  }
-
-  /** `INSERT INTO name (columns) VALUES (?, …)`, to be given `values(row)`. */
-  get insert(): string {
-    return `INSERT INTO ${this.name} (${this.list}) VALUES (${this.columns.map(() => '?').join(', ')})`;
   }
 
   read(stored: Stored): Row {

@@ -15,7 +15,7 @@ const KEY_TENANT = new Joined({ k: API_KEYS, t: TENANTS });
 const FIND_API_KEY = `SELECT ${KEY_TENANT.list}
   FROM api_keys AS k JOIN tenants AS t ON t.id = k.tenant_id WHERE k.hash = ? AND k.revoked_at IS NULL`;
 
-export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, never> {
+export class SqlTenantStore extends SqlStoreBase implements TenantStore {
   async getOrSetSetting(name: string, value: string): Promise<string> {
     return this.sql.write(function* () {
       yield* run('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [name, value]);
@@ -70,14 +70,7 @@ export class SqlTenantStore extends SqlStoreBase implements Omit<TenantStore, ne
         [key.tenantId],
       ))!;
       if (n >= maxActive) return false;
-      yield* run(`INSERT INTO api_keys (${API_KEY}) VALUES (?, ?, ?, ?, ?, ?)`, [
-        key.id,
-        key.tenantId,
-        key.hash,
-        key.last4,
-        key.createdAt,
-        key.revokedAt,
-      ]);
+      yield* run(API_KEYS.insert, API_KEYS.values(key));
       return true;
     });
   }
