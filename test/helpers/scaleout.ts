@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { postgresUnavailable } from './postgres.js';
 import { startS3rver, type TestS3 } from './s3rver.js';
 
 /**
@@ -18,17 +19,9 @@ export const scaleoutRequested = () => process.env.CAIRN_TEST_BACKEND === 'scale
 export async function scaleoutUnavailable(): Promise<string | null> {
   const dbUrl = process.env.CAIRN_TEST_DATABASE_URL;
   const redisUrl = process.env.CAIRN_TEST_REDIS_URL;
-  if (!dbUrl) return 'CAIRN_TEST_DATABASE_URL is not set (e.g. postgres://postgres@127.0.0.1:5432/test)';
+  const postgres = await postgresUnavailable(dbUrl);
+  if (postgres) return postgres;
   if (!redisUrl) return 'CAIRN_TEST_REDIS_URL is not set (e.g. redis://127.0.0.1:6379)';
-  const client = new pg.Client({ connectionString: dbUrl, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-  } catch (err) {
-    return `PostgreSQL at ${dbUrl} is unreachable: ${(err as Error).message}`;
-  } finally {
-    await client.end().catch(() => {});
-  }
   const probe = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on('error', () => {});
   try {

@@ -1,6 +1,7 @@
 import type { MigrationResult } from '../../ports/metadata-store.js';
 import type { SchemaTypes } from './dialect.js';
 import { LATEST_VERSION, MIGRATIONS, SQLITE_LEGACY_VERSIONS, schemaMigrationsTable } from './schema.js';
+import { drive, driveSync } from './work.js';
 
 type Awaitable<T> = T | Promise<T>;
 
@@ -48,36 +49,21 @@ export interface SyncMigrationTarget extends MigrationTarget {
 
 /** Applies pending migrations on a synchronous engine (SQLite). */
 export function migrateSync(target: SyncMigrationTarget): MigrationResult {
-  const steps = procedure(target);
-  let next = steps.next();
-  while (!next.done) {
-    if (next.value instanceof Promise) throw new Error('A synchronous migration target returned a promise.');
-    next = steps.next(next.value);
-  }
-  return next.value;
+  return driveSync(procedure(target), (answer) => {
+    if (answer instanceof Promise) throw new Error('A synchronous migration target returned a promise.');
+    return answer;
+  });
 }
 
 /** Applies pending migrations on an engine that answers with promises (PostgreSQL). */
-export async function migrateAsync(target: MigrationTarget): Promise<MigrationResult> {
-  const steps = procedure(target);
-  let next = steps.next();
-  while (!next.done) {
-    let value: unknown;
-    try {
-      value = await next.value;
-    } catch (err) {
-      next = steps.throw(err);
-      continue;
-    }
-    next = steps.next(value);
-  }
-  return next.value;
+export function migrateAsync(target: MigrationTarget): Promise<MigrationResult> {
+  return drive(procedure(target), (answer) => answer);
 }
 
 /**
  * The one procedure both engines run. It is a generator so that one text serves a synchronous
- * and an asynchronous engine: every call to the target is `yield* wait(…)`, which the drivers
- * above answer at once (SQLite) or once the promise settles (PostgreSQL).
+ * and an asynchronous engine: every call to the target is `yield* wait(…)`, which `driveSync` or
+ * `drive` (work.ts) answer at once (SQLite) or once the promise settles (PostgreSQL).
  *
  * Forward-only: a database is at version N when migrations 1…N are recorded; those after N are
  * applied in order, each followed by its row in `schema_migrations`, all in the one transaction

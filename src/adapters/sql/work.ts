@@ -45,15 +45,17 @@ export function* run(sql: string, params: readonly unknown[] = []): Work<number>
   return (yield { op: 'run', sql, params }) as number;
 }
 
-/** Runs `work` to its end with a synchronous executor. */
-export function driveSync<T>(work: Work<T>, exec: (step: Step) => unknown): T {
+/**
+ * Runs a generator to its end with a synchronous executor: each yielded step's result is sent
+ * back in, and an executor's throw is thrown into the generator (so its own try/finally runs).
+ */
+export function driveSync<S, T>(work: Generator<S, T, unknown>, exec: (step: S) => unknown): T {
   let next = work.next();
   while (!next.done) {
     let result: unknown;
     try {
       result = exec(next.value);
     } catch (err) {
-      // Into the generator, so its own try/finally runs; rethrown here if it does not catch it.
       next = work.throw(err);
       continue;
     }
@@ -62,8 +64,8 @@ export function driveSync<T>(work: Work<T>, exec: (step: Step) => unknown): T {
   return next.value;
 }
 
-/** Runs `work` to its end with an asynchronous executor. */
-export async function drive<T>(work: Work<T>, exec: (step: Step) => Promise<unknown>): Promise<T> {
+/** The same with an asynchronous executor. */
+export async function drive<S, T>(work: Generator<S, T, unknown>, exec: (step: S) => unknown): Promise<T> {
   let next = work.next();
   while (!next.done) {
     let result: unknown;
