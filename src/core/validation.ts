@@ -1,3 +1,4 @@
+import { isStorableText, UNSTORABLE_METADATA } from '../shared/storable-text.js';
 import { isValidContentType } from './content-type.js';
 import { invalid } from './errors.js';
 import { LABEL } from './ids.js';
@@ -52,12 +53,16 @@ export function checkContentType(value: unknown): string | undefined {
   return [type.trim().toLowerCase(), ...params.map((p) => p.trim())].join('; ');
 }
 
-/** A JSON object of at most 8 KB and 32 levels, with keys of the spec's pattern. */
+/**
+ * A JSON object of at most 8 KB and 32 levels, with keys of the spec's pattern, and no string
+ * (key or value, at any depth) holding U+0000 or an unpaired surrogate: PostgreSQL can store
+ * neither, so no backend takes them.
+ */
 export function checkMetadata(value: unknown): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw invalid('metadata must be a JSON object.');
   // Before anything recursive: JSON.stringify of a value nested thousands deep overflows the stack.
-  checkNesting(value);
+  checkNestingAndText(value);
   for (const key of Object.keys(value)) {
     if (!METADATA_KEY.test(key)) {
       throw invalid(`metadata key '${key.slice(0, 80)}' must match ^[a-zA-Z][a-zA-Z0-9_-]{0,63}$ (no dots).`);
@@ -68,15 +73,21 @@ export function checkMetadata(value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Walks the value with an explicit stack (never recursion) and refuses nesting past the cap. */
-function checkNesting(root: object): void {
+/**
+ * Walks the value with an explicit stack (never recursion), refusing nesting past the cap and
+ * strings no backend can store.
+ */
+function checkNestingAndText(root: object): void {
   const pending: [object, number][] = [[root, 1]];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [node, depth] = next;
     if (depth > LIMITS.metadataDepth) {
       throw invalid(`metadata nests objects and arrays more than ${LIMITS.metadataDepth} levels deep.`);
     }
-    for (const child of Object.values(node)) {
+    for (const [key, child] of Object.entries(node)) {
+      if (!isStorableText(key) || (typeof child === 'string' && !isStorableText(child))) {
+        throw invalid(UNSTORABLE_METADATA);
+      }
       if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
     }
   }

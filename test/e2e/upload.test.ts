@@ -508,6 +508,41 @@ describe('metadata, labels and ttl validation', () => {
     );
   });
 
+  it('metadata strings holding U+0000 or an unpaired surrogate are refused on every backend, nothing stored', async () => {
+    const key = await s.createTenant('unstorable-metadata', 'free');
+    const blobsBefore = await blobFiles(s);
+    // JSON bodies as a hand-written client sends them: the escapes are in the text itself.
+    const raw = [
+      '{"filename":"n.txt","content":"bg==","metadata":{"note":"a\\u0000b"}}',
+      '{"filename":"n.txt","content":"bg==","metadata":{"note":"\\ud800"}}',
+      '{"filename":"n.txt","content":"bg==","metadata":{"deep":[{"k\\u0000":1}]}}',
+      '{"filename":"n.txt","content":"bg==","metadata":{"deep":{"x":["\\udc00 alone"]}}}',
+    ];
+    for (const body of raw) {
+      const r = await fetch(`${s.apiUrl}/v1/artifacts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await r.text();
+      expect(r.status, text).toBe(400);
+      expect(JSON.parse(text).error).toMatchObject({ code: 'invalid_request', status: 400 });
+      expect(JSON.parse(text).error.message).toMatch(/U\+0000|surrogate/);
+    }
+    expectError(
+      await uploadMultipart(s.apiUrl, key, { content: 'n', before: { metadata: '{"note":"a\\u0000b"}' } }),
+      400,
+      'invalid_request',
+    );
+    // A well-formed pair (an emoji) is fine.
+    const ok = await uploadJson(s.apiUrl, key, { filename: 'e.txt', content: b64('e'), metadata: { note: 'ok 😀' } });
+    expect(ok.status, ok.text).toBe(201);
+    expect(ok.json.metadata).toEqual({ note: 'ok 😀' });
+    await eventually(async () => (await stagingFiles(s)).length === 0, 10_000, 'staging to be empty');
+    expect((await blobFiles(s)).length).toBe(blobsBefore.length + 1);
+    expect((await api(s.apiUrl, key, 'GET', '/v1/artifacts')).json.artifacts).toHaveLength(1);
+  });
+
   it('metadata keys follow ^[a-zA-Z][a-zA-Z0-9_-]{0,63}$, no dots', async () => {
     const good = { a: 1, Z9_: 2, ['k'.repeat(64)]: 3, 'x-y_z': 4 };
     const ok = await uploadJson(s.apiUrl, s.apiKey, { filename: 'k.txt', content: b64('k'), metadata: good });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ApiKeyRow, ArtifactRow, LinkRow, PageRow, SessionRow, TenantRow } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
+import { isStorableText, UNSTORABLE_METADATA } from '../../shared/storable-text.js';
 import type { Dialect } from './dialect.js';
 import { table } from './table.js';
 
@@ -96,23 +97,21 @@ export function metadataMatchValue(d: Dialect, text: string): string {
   return `\u0001sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
-/** U+0000 and lone surrogates: valid in a JS string and in JSON text, refused by PostgreSQL text and jsonb. */
-const UNSTORABLE = /\u0000|\p{Cs}/u;
-
 /**
- * Refuses metadata PostgreSQL cannot store as `invalid_request` (a client error) rather than a
- * failed insert; on every engine, so an artifact's fate does not depend on where it is kept.
+ * Refuses metadata PostgreSQL cannot store (see storable-text.ts) as `invalid_request`, a client
+ * error, rather than a failed insert. The core refuses it before any byte is stored; this keeps
+ * the port's rule for any other caller.
  */
 export function assertStorableMetadata(metadata: unknown): void {
   const visit = (v: unknown): boolean => {
-    if (typeof v === 'string') return !UNSTORABLE.test(v);
+    if (typeof v === 'string') return isStorableText(v);
     if (Array.isArray(v)) return v.every(visit);
     if (v !== null && typeof v === 'object') {
-      return Object.entries(v).every(([k, inner]) => !UNSTORABLE.test(k) && visit(inner));
+      return Object.entries(v).every(([k, inner]) => isStorableText(k) && visit(inner));
     }
     return true;
   };
   if (!visit(metadata)) {
-    throw new CairnError('invalid_request', 'metadata strings must not contain U+0000 or unpaired surrogates.');
+    throw new CairnError('invalid_request', UNSTORABLE_METADATA);
   }
 }
