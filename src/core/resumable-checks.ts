@@ -34,7 +34,7 @@ export function parseChecksum(header: string | undefined): Checksum | null {
   return { algorithm, digest: m[2]! };
 }
 
-/** The ports and settings this service uses, of CoreDeps. */
+/** `Upload-Length`: a whole number of bytes within the plan's limit (no deferred lengths). */
 export function checkLength(value: unknown, plan: PlanName, upgradeUrl: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw invalid('Upload-Length must be a whole number of bytes (deferred lengths are not supported).');

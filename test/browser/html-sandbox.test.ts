@@ -131,8 +131,12 @@ describe.skipIf(skipBrowser)('HTML pages in the viewer', () => {
   it('control: the same probe without the content policy does reach the network', async () => {
     // Proves the probe can tell: on an ordinary page its requests go out and its origin is real.
     await openControlPage(page, s);
+    // The page sees its fetches resolve before this process hears that they finished: wait for
+    // that event (on the context, whose listener above records it first), not only for the page.
+    const beaconFinished = context.waitForEvent('requestfinished', (r) => r.url().includes('beacon='));
     await page.setContent(probeHtml(s.apiUrl, s.viewerUrl));
     await page.waitForFunction(PROBE_DONE);
+    await beaconFinished;
     const result = JSON.parse((await page.textContent('#out')) ?? '{}') as ProbeResult;
     expect(result.origin).toBe(`ok:${s.viewerUrl}`);
     expect(result.cookie).toBe('ok:viewer_secret=viewer-cookie-value');
