@@ -8,6 +8,7 @@ import {
   migratePostgres,
   PostgresMetadataStore,
 } from '../../src/adapters/postgres/index.js';
+import type { SqlDriver } from '../../src/adapters/sql/runner.js';
 import { MIGRATIONS } from '../../src/adapters/sql/schema.js';
 import type { ArtifactQuery, ArtifactRow, InsertArtifactResult, TenantRow } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
@@ -154,6 +155,27 @@ if (reason && process.env.CI) {
         }
         expect(await a.getOrSetSetting('secret', 'from-a')).toBe('from-a');
         expect(await b.getOrSetSetting('secret', 'from-b')).toBe('from-a');
+      });
+
+      it('a starter waits out another instance’s long migration, beyond its own statement bound', async () => {
+        const bounded = new PostgresMetadataStore({ connectionString: url!, schema, statementTimeoutMs: 100 });
+        stores.push(bounded);
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          // Another instance migrating: it holds the schema's migration lock for 600 ms.
+          await admin.query('BEGIN');
+          await admin.query("SELECT pg_advisory_xact_lock(hashtext('cairn.migrate:' || $1::text))", [schema]);
+          const migrating = bounded.migrate();
+          await new Promise((r) => setTimeout(r, 600));
+          await admin.query('COMMIT');
+          expect(await migrating).toEqual({ from: 0, to: MIGRATIONS.length });
+          // Requests keep their bound.
+          const sql = (bounded as unknown as { sql: SqlDriver }).sql;
+          await expect(sql.one('SELECT pg_sleep(0.5) AS slept')).rejects.toThrow(/statement timeout/);
+        } finally {
+          await admin.end();
+        }
       });
 
       describe('with two instances on one schema', () => {

@@ -121,53 +121,37 @@ export class Database {
    * Runs `fn` in a READ COMMITTED transaction. Writers take row locks in a fixed order
    * (idempotency key, session, blob, tenant), so deadlocks are rare; when one happens anyway
    * (sweepers touching many rows) the whole unit is rolled back and run again.
+   *
+   * While checked out, pg-pool listens to none of a client's errors, so a connection that drops
+   * between two statements (a restart, a terminated backend) would emit an unhandled 'error' and
+   * end the process; here it is noted instead, the next statement fails (503), and the client is
+   * destroyed on release rather than reused, as is one whose rollback failed.
    */
   async tx<T>(fn: (q: Querier) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const { client, lost, release } = await this.checkout();
+      const client = await this.pool.connect();
       let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken ??= err;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn(client);
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch((rollbackErr: Error) => {
-          broken = rollbackErr;
-        });
+        await client.query('ROLLBACK').catch(onError);
         if (isRetryable(err) && attempt < 5) {
           await sleep(5 + Math.random() * 20 * attempt);
           continue;
         }
         throw err;
       } finally {
-        // A client whose rollback failed is in an unknown state: destroy it rather than reuse it.
-        release(broken ?? lost());
+        client.removeListener('error', onError);
+        client.release(broken);
       }
     }
-  }
-
-  /**
-   * A client of the pool for several statements. While checked out, pg-pool listens to none of
-   * its errors, so a connection that drops between two statements (a restart, a terminated
-   * backend) would emit an unhandled 'error' and end the process; here it is noted instead, the
-   * next statement fails (503), and the client is destroyed on release rather than reused.
-   */
-  async checkout(): Promise<{ client: pg.PoolClient; lost: () => Error | undefined; release: (err?: Error) => void }> {
-    const client = await this.pool.connect();
-    let dropped: Error | undefined;
-    const onError = (err: Error) => {
-      dropped ??= err;
-    };
-    client.on('error', onError);
-    return {
-      client,
-      lost: () => dropped,
-      release: (err) => {
-        client.removeListener('error', onError);
-        client.release(err ?? dropped);
-      },
-    };
   }
 
   /** Calls refused so far because too many waited for a connection (see SheddingPool). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { numberedPlaceholders, type SqlDriver } from '../sql/runner.js';
+import { numberedPlaceholders, SqlDriver } from '../sql/runner.js';
 import { drive, type Step, type Work } from '../sql/work.js';
 import type { Database, Querier } from './database.js';
 import { POSTGRES } from './dialect.js';
@@ -33,7 +33,9 @@ function statement(sql: string): Prepared {
   return s;
 }
 
-async function exec(q: Querier, step: Step): Promise<unknown> {
+async function step(q: Querier, step: Step): Promise<unknown> {
+  // A script goes as a simple query, the protocol that takes several statements.
+  if (step.op === 'exec') return void (await q.query(step.sql));
   const { name, text } = statement(step.sql);
   const config: pg.QueryConfig = { name, text, values: step.params as unknown[] };
   if (step.op === 'row' || step.op === 'rows') {
@@ -46,37 +48,23 @@ async function exec(q: Querier, step: Step): Promise<unknown> {
 }
 
 /** The SQL layer on the pool: single statements autocommit, `write` is a READ COMMITTED transaction. */
-export class PostgresDriver implements SqlDriver {
+export class PostgresDriver extends SqlDriver {
   readonly dialect = POSTGRES;
 
-  constructor(private readonly db: Database) {}
-
-  one<R>(sql: string, params: readonly unknown[]): Promise<R | null> {
-    return exec(this.db.pool, { op: 'one', sql, params }) as Promise<R | null>;
+  constructor(private readonly db: Database) {
+    super();
   }
 
-  all<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
-    return exec(this.db.pool, { op: 'all', sql, params }) as Promise<R[]>;
-  }
-
-  row(sql: string, params: readonly unknown[]): Promise<unknown[] | null> {
-    return exec(this.db.pool, { op: 'row', sql, params }) as Promise<unknown[] | null>;
-  }
-
-  rows(sql: string, params: readonly unknown[]): Promise<unknown[][]> {
-    return exec(this.db.pool, { op: 'rows', sql, params }) as Promise<unknown[][]>;
+  protected exec(s: Step): Promise<unknown> {
+    return step(this.db.pool, s);
   }
 
   change<R>(sql: string, params: readonly unknown[]): Promise<R | null> {
     return this.one<R>(sql, params);
   }
 
-  run(sql: string, params: readonly unknown[]): Promise<number> {
-    return exec(this.db.pool, { op: 'run', sql, params }) as Promise<number>;
-  }
-
   write<T>(work: () => Work<T>): Promise<T> {
-    return this.db.tx((q) => drive(work(), (step) => exec(q, step)));
+    return this.db.tx((q) => drive(work(), (s) => step(q, s)));
   }
 
   writeTogether<T>(work: () => Work<T>): Promise<T> {

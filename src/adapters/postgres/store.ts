@@ -1,12 +1,13 @@
 import type { MetadataStore, MigrationResult } from '../../ports/metadata-store.js';
 import type { ResumableUploadStore } from '../../ports/resumable-upload-store.js';
 import { SqlAccountStore } from '../sql/account-store.js';
+import { migrate } from '../sql/migrations.js';
 import { SqlResumableUploads } from '../sql/resumable-uploads.js';
 import { SqlSweeperStore } from '../sql/sweeper.js';
 import { CredentialsWatch } from './credentials-watch.js';
 import { Database } from './database.js';
 import { PostgresDriver } from './driver.js';
-import { runMigrations } from './migrate.js';
+import { postgresMigration } from './migrate.js';
 
 export interface PostgresMetadataStoreOptions {
   /** `postgres://user:password@host:5432/database` (any libpq-style URL pg accepts). */
@@ -41,18 +42,8 @@ export class PostgresMetadataStore extends SqlSweeperStore implements MetadataSt
   readonly resumables: ResumableUploadStore;
 
   constructor(options: PostgresMetadataStoreOptions) {
-    const connection = {
-      connectionString: options.connectionString,
-      ...(options.schema === undefined ? {} : { schema: options.schema }),
-    };
-    const db = new Database({
-      ...connection,
-      ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
-      ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
-      ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
-      ...(options.maxWaiting === undefined ? {} : { maxWaiting: options.maxWaiting }),
-    });
-    const watch = new CredentialsWatch(connection);
+    const db = new Database({ ...options, max: options.maxConnections });
+    const watch = new CredentialsWatch({ connectionString: options.connectionString, schema: options.schema });
     super(new PostgresDriver(db), watch);
     this.db = db;
     this.watch = watch;
@@ -62,21 +53,7 @@ export class PostgresMetadataStore extends SqlSweeperStore implements MetadataSt
   }
 
   async migrate(): Promise<MigrationResult> {
-    const { client, release } = await this.db.checkout();
-    let broken: Error | undefined;
-    try {
-      // Building an index on a large table may take longer than a request's statement bound.
-      await client.query('SET statement_timeout = 0');
-      const result = await runMigrations(client, this.schema);
-      await client.query('RESET statement_timeout');
-      return result;
-    } catch (err) {
-      broken = err as Error;
-      throw err;
-    } finally {
-      // A connection left without its bound is dropped rather than handed to a request.
-      release(broken);
-    }
+    return this.sql.write(() => migrate(this.d.types, postgresMigration(this.schema)));
   }
 
   /** Connections of the pool: open, idle, and calls waiting for one (for the metrics). */
@@ -92,5 +69,18 @@ export class PostgresMetadataStore extends SqlSweeperStore implements MetadataSt
   async close(): Promise<void> {
     await this.watch.close();
     await this.db.close();
+  }
+}
+
+/** `cairn admin migrate` for PostgreSQL: one short-lived connection, then gone. */
+export async function migratePostgres(options: {
+  connectionString: string;
+  schema?: string;
+}): Promise<MigrationResult> {
+  const store = new PostgresMetadataStore({ ...options, maxConnections: 1 });
+  try {
+    return await store.migrate();
+  } finally {
+    await store.close();
   }
 }

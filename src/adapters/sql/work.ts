@@ -16,8 +16,11 @@
 export type Work<T> = Generator<Step, T, unknown>;
 
 export interface Step {
-  /** one: the first row or null; all: every row; row: the first row as an array of values, or null; run: rows changed. */
-  op: 'one' | 'all' | 'row' | 'rows' | 'run';
+  /**
+   * one: the first row or null; all: every row; row: the first row as an array of values, or null;
+   * run: rows changed; exec: a script of statements without parameters (DDL), nothing.
+   */
+  op: 'one' | 'all' | 'row' | 'rows' | 'run' | 'exec';
   sql: string;
   params: readonly unknown[];
 }
@@ -43,6 +46,11 @@ export function* rows(sql: string, params: readonly unknown[] = []): Work<unknow
 /** A statement that changes rows; how many it changed. */
 export function* run(sql: string, params: readonly unknown[] = []): Work<number> {
   return (yield { op: 'run', sql, params }) as number;
+}
+
+/** A script of one or more statements without parameters (migrations). */
+export function* exec(sql: string): Work<void> {
+  yield { op: 'exec', sql, params: [] };
 }
 
 /**

@@ -1,6 +1,4 @@
 import Database from 'better-sqlite3';
-import { migrateSync } from '../sql/migrations.js';
-import { sqliteMigrationTarget } from './migrate.js';
 
 type Db = Database.Database;
 type Statement = Database.Statement<unknown[], unknown>;
@@ -32,7 +30,7 @@ export class Connection {
   private readonly endSnapshot = () => {
     if (!this.snapshot) return;
     this.snapshot = false;
-    if (this.db.open && this.db.inTransaction) this.stmt('COMMIT').run();
+    if (this.db.open && this.db.inTransaction) this.prepared('COMMIT').run();
   };
 
   constructor(path: string) {
@@ -45,57 +43,33 @@ export class Connection {
     this.db.pragma('foreign_keys = ON');
   }
 
-  stmt(sql: string): Statement {
-    let s = this.statements.get(sql);
+  /** The statement for `sql`, prepared once; a `raw` one returns rows as arrays of values (see Joined). */
+  prepared(sql: string, raw = false): Statement {
+    const cache = raw ? this.rawStatements : this.statements;
+    let s = cache.get(sql);
     if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
+      s = raw ? this.db.prepare(sql).raw(true) : this.db.prepare(sql);
+      cache.set(sql, s);
     }
     return s;
   }
 
   /** Before a read: inside a write, nothing to do; otherwise join (or open) this turn's snapshot. */
-  private read(): void {
+  read(): void {
     if (this.snapshot || this.db.inTransaction) return;
-    this.stmt('BEGIN').run();
+    this.prepared('BEGIN').run();
     this.snapshot = true;
     setImmediate(this.endSnapshot);
   }
 
   get<T>(sql: string, ...params: unknown[]): T | undefined {
     this.read();
-    return this.stmt(sql).get(...params) as T | undefined;
-  }
-
-  /** The first row as an array of column values (see Joined in sql/table.ts). */
-  getValues(sql: string, ...params: unknown[]): unknown[] | undefined {
-    this.read();
-    return this.raw(sql).get(...params) as unknown[] | undefined;
-  }
-
-  private raw(sql: string): Statement {
-    let s = this.rawStatements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql).raw(true);
-      this.rawStatements.set(sql, s);
-    }
-    return s;
-  }
-
-  /** Every row as an array of column values. */
-  allValues(sql: string, ...params: unknown[]): unknown[][] {
-    this.read();
-    return this.raw(sql).all(...params) as unknown[][];
-  }
-
-  all<T>(sql: string, ...params: unknown[]): T[] {
-    this.read();
-    return this.stmt(sql).all(...params) as T[];
+    return this.prepared(sql).get(...params) as T | undefined;
   }
 
   run(sql: string, ...params: unknown[]): number {
     this.endSnapshot();
-    return this.stmt(sql).run(...params).changes;
+    return this.prepared(sql).run(...params).changes;
   }
 
   /**
@@ -129,14 +103,14 @@ export class Connection {
     const outcomes: { ok: boolean; value: unknown }[] = [];
     try {
       this.endSnapshot();
-      this.stmt('BEGIN IMMEDIATE').run();
+      this.prepared('BEGIN IMMEDIATE').run();
       try {
         // A lone write needs no savepoint: if it throws, the whole transaction rolls back.
         const alone = batch.length === 1;
         for (const item of batch) outcomes.push(alone ? { ok: true, value: item.fn() } : this.inSavepoint(item.fn));
-        this.stmt('COMMIT').run();
+        this.prepared('COMMIT').run();
       } catch (err) {
-        if (this.db.inTransaction) this.stmt('ROLLBACK').run();
+        if (this.db.inTransaction) this.prepared('ROLLBACK').run();
         throw err;
       }
     } catch (err) {
@@ -151,23 +125,16 @@ export class Connection {
   }
 
   private inSavepoint(fn: () => unknown): { ok: boolean; value: unknown } {
-    this.stmt('SAVEPOINT queued_write').run();
+    this.prepared('SAVEPOINT queued_write').run();
     try {
       const value = fn();
-      this.stmt('RELEASE queued_write').run();
+      this.prepared('RELEASE queued_write').run();
       return { ok: true, value };
     } catch (err) {
-      this.stmt('ROLLBACK TO queued_write').run();
-      this.stmt('RELEASE queued_write').run();
+      this.prepared('ROLLBACK TO queued_write').run();
+      this.prepared('RELEASE queued_write').run();
       return { ok: false, value: err };
     }
-  }
-
-  /** Applies pending migrations (sql/migrations.ts), all in one immediate transaction. */
-  migrate(): { from: number; to: number } {
-    // A read snapshot still open would make BEGIN IMMEDIATE fail (a transaction within a transaction).
-    this.endSnapshot();
-    return migrateSync(sqliteMigrationTarget(this.db));
   }
 
   close(): void {

@@ -1,67 +1,46 @@
-import type { SqlDriver } from '../sql/runner.js';
+import { SqlDriver } from '../sql/runner.js';
 import { driveSync, type Step, type Work } from '../sql/work.js';
 import type { Connection } from './database.js';
 import { SQLITE } from './dialect.js';
-
-/** better-sqlite3 binds numbers, strings, bigints, buffers and null; a boolean is stored as 0/1. */
-function bindable(params: readonly unknown[]): unknown[] {
-  return params.map((p) => (typeof p === 'boolean' ? Number(p) : p));
-}
 
 /**
  * The SQL layer on the embedded connection. Everything runs synchronously: a `write` is one
  * generator run to its end inside BEGIN IMMEDIATE, so no other work of this process interleaves.
  */
-export class SqliteDriver implements SqlDriver {
+export class SqliteDriver extends SqlDriver {
   readonly dialect = SQLITE;
+  private readonly c: Connection;
 
-  constructor(private readonly c: Connection) {}
+  // No parameter property: a migration test runs this file with Node's type stripping.
+  constructor(c: Connection) {
+    super();
+    this.c = c;
+  }
 
-  private readonly exec = (step: Step): unknown => {
-    const params = bindable(step.params);
-    switch (step.op) {
-      case 'one':
-        return this.c.get(step.sql, ...params) ?? null;
-      case 'all':
-        return this.c.all(step.sql, ...params);
-      case 'row':
-        return this.c.getValues(step.sql, ...params) ?? null;
-      case 'rows':
-        return this.c.allValues(step.sql, ...params);
-      case 'run':
-        return this.c.run(step.sql, ...params);
-    }
+  private readonly step = (step: Step): unknown => {
+    // better-sqlite3 binds numbers, strings, bigints, buffers and null; a boolean is stored as 0/1.
+    const params = step.params.map((p) => (typeof p === 'boolean' ? Number(p) : p));
+    if (step.op === 'exec') return void this.c.db.exec(step.sql);
+    if (step.op === 'run') return this.c.run(step.sql, ...params);
+    this.c.read();
+    const statement = this.c.prepared(step.sql, step.op === 'row' || step.op === 'rows');
+    if (step.op === 'one' || step.op === 'row') return statement.get(...params) ?? null;
+    return statement.all(...params);
   };
 
-  async one<R>(sql: string, params: readonly unknown[]): Promise<R | null> {
-    return this.c.get<R>(sql, ...bindable(params)) ?? null;
-  }
-
-  async all<R>(sql: string, params: readonly unknown[]): Promise<R[]> {
-    return this.c.all<R>(sql, ...bindable(params));
-  }
-
-  async row(sql: string, params: readonly unknown[]): Promise<unknown[] | null> {
-    return this.c.getValues(sql, ...bindable(params)) ?? null;
-  }
-
-  async rows(sql: string, params: readonly unknown[]): Promise<unknown[][]> {
-    return this.c.allValues(sql, ...bindable(params));
+  protected async exec(step: Step): Promise<unknown> {
+    return this.step(step);
   }
 
   change<R>(sql: string, params: readonly unknown[]): Promise<R | null> {
-    return this.c.writeTogether(() => this.c.get<R>(sql, ...bindable(params)) ?? null);
-  }
-
-  async run(sql: string, params: readonly unknown[]): Promise<number> {
-    return this.c.run(sql, ...bindable(params));
+    return this.c.writeTogether(() => this.step({ op: 'one', sql, params }) as R | null);
   }
 
   async write<T>(work: () => Work<T>): Promise<T> {
-    return this.c.write(() => driveSync(work(), this.exec));
+    return this.c.write(() => driveSync(work(), this.step));
   }
 
   writeTogether<T>(work: () => Work<T>): Promise<T> {
-    return this.c.writeTogether(() => driveSync(work(), this.exec));
+    return this.c.writeTogether(() => driveSync(work(), this.step));
   }
 }

@@ -1,11 +1,13 @@
 import type { MetadataStore, MigrationResult } from '../../ports/metadata-store.js';
 import type { ResumableUploadStore } from '../../ports/resumable-upload-store.js';
 import { SqlAccountStore } from '../sql/account-store.js';
+import { migrate } from '../sql/migrations.js';
 import { SqlResumableUploads } from '../sql/resumable-uploads.js';
 import { SqlSweeperStore } from '../sql/sweeper.js';
 import { CredentialsEpoch } from './credentials-epoch.js';
 import { Connection } from './database.js';
 import { SqliteDriver } from './driver.js';
+import { SQLITE_MIGRATION } from './migrate.js';
 
 export interface SqliteMetadataStoreOptions {
   /** A database file path, or ':memory:'. */
@@ -34,7 +36,7 @@ export class SqliteMetadataStore extends SqlSweeperStore implements MetadataStor
   }
 
   async migrate(): Promise<MigrationResult> {
-    return this.c.migrate();
+    return this.sql.write(() => migrate(this.d.types, SQLITE_MIGRATION));
   }
 
   async ping(): Promise<void> {
