@@ -2,21 +2,33 @@ import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { listenerApplicationName } from '../../src/adapters/postgres/credentials-watch.js';
-import {
-  buildArtifactListQuery,
-  buildSessionListQuery,
-  migratePostgres,
-  PostgresMetadataStore,
-} from '../../src/adapters/postgres/index.js';
-import type { SqlDriver } from '../../src/adapters/sql/runner.js';
+import { POSTGRES } from '../../src/adapters/postgres/dialect.js';
+import { migratePostgres, PostgresMetadataStore } from '../../src/adapters/postgres/index.js';
+import * as lists from '../../src/adapters/sql/list-queries.js';
+import { numberedPlaceholders, type SqlDriver } from '../../src/adapters/sql/runner.js';
 import { MIGRATIONS } from '../../src/adapters/sql/schema.js';
-import type { ArtifactQuery, ArtifactRow, InsertArtifactResult, TenantRow } from '../../src/ports/metadata-store.js';
+import type {
+  ArtifactQuery,
+  ArtifactRow,
+  InsertArtifactResult,
+  SessionQuery,
+  TenantRow,
+} from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
 import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';
 import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
 import { postgresUnavailable } from '../helpers/postgres.js';
 
 const url = process.env.CAIRN_TEST_DATABASE_URL;
+/** The list statements as PostgreSQL gets them. */
+const asPostgres = ({ sql, params }: { sql: string; params: unknown[] }) => ({
+  text: numberedPlaceholders(sql),
+  values: params,
+});
+const buildArtifactListQuery = (tenantId: string, q: ArtifactQuery) =>
+  asPostgres(lists.buildArtifactListQuery(POSTGRES, tenantId, q));
+const buildSessionListQuery = (tenantId: string, q: SessionQuery) =>
+  asPostgres(lists.buildSessionListQuery(POSTGRES, tenantId, q));
 
 const reason = await postgresUnavailable(url);
 if (reason && !process.env.CI) {

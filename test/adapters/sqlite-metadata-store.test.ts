@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildArtifactListQuery, buildSessionListQuery, SqliteMetadataStore } from '../../src/adapters/sqlite/index.js';
+import * as lists from '../../src/adapters/sql/list-queries.js';
+import { SQLITE } from '../../src/adapters/sqlite/dialect.js';
+import { SqliteMetadataStore } from '../../src/adapters/sqlite/index.js';
 import type { ArtifactQuery } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
 import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';
@@ -248,7 +250,7 @@ describe('SqliteMetadataStore specifics', () => {
 
     for (const [label, query, expected] of cases) {
       it(`lists by index with no sort: ${label}`, () => {
-        const { sql, params } = buildArtifactListQuery('t', query);
+        const { sql, params } = lists.buildArtifactListQuery(SQLITE, 't', query);
         const detail = plan(sql, params);
         expect(detail).toMatch(expected);
         expect(detail).not.toMatch(/SCAN|TEMP B-TREE/);
@@ -256,7 +258,10 @@ describe('SqliteMetadataStore specifics', () => {
     }
 
     it('lists sessions by index with no sort', () => {
-      const { sql, params } = buildSessionListQuery('t', { limit: 51, after: { lastArtifactAt: 5, sessionId: 's' } });
+      const { sql, params } = lists.buildSessionListQuery(SQLITE, 't', {
+        limit: 51,
+        after: { lastArtifactAt: 5, sessionId: 's' },
+      });
       const detail = plan(sql, params);
       expect(detail).toMatch(
         /USING INDEX sessions_list \(tenant_id=\? AND \(last_artifact_at,session_id\)<\(\?,\?\)\)/,
@@ -265,7 +270,7 @@ describe('SqliteMetadataStore specifics', () => {
     });
 
     it('lists sessions created after a time by walking the index only down to that time', () => {
-      const { sql, params } = buildSessionListQuery('t', { limit: 51, createdAfter: 5 });
+      const { sql, params } = lists.buildSessionListQuery(SQLITE, 't', { limit: 51, createdAfter: 5 });
       const detail = plan(sql, params);
       expect(detail).toMatch(/USING INDEX sessions_list \(tenant_id=\? AND last_artifact_at>\?\)/);
       expect(detail).not.toMatch(/SCAN|TEMP B-TREE/);

@@ -13,13 +13,10 @@ interface Prepared {
 const statements = new Map<string, Prepared>();
 
 /**
- * Every statement is prepared: PostgreSQL parses and plans it once per connection instead of on
- * every call (planning a GET's join cost twice as much as running it, and a list query's planning
- * as much as the rest of its round trip). That is safe because the shared SQL never splices values
- * into its text and passes lists and row sets as one parameter, so its texts come from a bounded
- * set (fixed texts, plus the list pages' shapes and page sizes, see list-queries.ts);
- * its select lists name their columns rather than `*`, so a migration adding a column does not
- * break the statements an instance already prepared ("cached plan must not change result type").
+ * Every statement is prepared, parsed and planned once per connection (planning a GET's join cost
+ * twice as much as running it). The shared SQL's texts are a bounded set (no value is spliced in;
+ * lists and row sets are one parameter), and name their columns rather than `*`, so a migration
+ * adding a column does not break what an instance prepared.
  */
 function statement(sql: string): Prepared {
   let s = statements.get(sql);

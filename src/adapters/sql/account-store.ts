@@ -185,11 +185,7 @@ export class SqlAccountStore implements AccountStore {
     const J = TOKEN_PRINCIPAL;
     const v = await this.sql.row(FIND_TOKEN, [hash, kind]);
     if (!v) return null;
-    return {
-      ...principalOf(J, v),
-      token: J.read(v, 'k')!,
-      grant: J.read(v, 'g')!,
-    };
+    return { ...principalOf(J, v), token: J.read(v, 'k')!, grant: J.read(v, 'g')! };
   }
 
   async useRefreshToken(
@@ -207,9 +203,7 @@ export class SqlAccountStore implements AccountStore {
       );
       const v = yield* row(REFRESH_TOKEN, [hash]);
       if (!v) return null;
-      const token = TOKEN_GRANT.read(v, 'k')!;
-      const grant = TOKEN_GRANT.read(v, 'g')!;
-      return { token, grant, reused: rotated === 0 };
+      return { token: TOKEN_GRANT.read(v, 'k')!, grant: TOKEN_GRANT.read(v, 'g')!, reused: rotated === 0 };
     });
   }
 

@@ -23,25 +23,18 @@ export function* insertArtifact(d: Dialect, input: InsertArtifactInput): Work<In
     // Claims the key first. A concurrent duplicate blocks on this row until we commit, then finds
     // the fresh record (the WHERE refuses to overwrite it) and replays; if we roll back, it
     // claims the key itself. Only a record older than `notBefore` is replaced.
+    const { key, response, notBefore } = idempotency;
     const claimed = yield* run(
       `INSERT INTO idempotency (tenant_id, key, created_at, status, body, artifact_id) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, key) DO UPDATE SET created_at = excluded.created_at, status = excluded.status,
          body = excluded.body, artifact_id = excluded.artifact_id
        WHERE idempotency.created_at <= ?`,
-      [
-        a.tenantId,
-        idempotency.key,
-        a.createdAt,
-        idempotency.response.status,
-        idempotency.response.body,
-        a.id,
-        idempotency.notBefore,
-      ],
+      [a.tenantId, key, a.createdAt, response.status, response.body, a.id, notBefore],
     );
     if (claimed === 0) {
       const prior = yield* one<{ status: number; body: string }>(
         'SELECT status, body FROM idempotency WHERE tenant_id = ? AND key = ?',
-        [a.tenantId, idempotency.key],
+        [a.tenantId, key],
       );
       if (prior) return { kind: 'replay', response: { status: prior.status, body: prior.body } };
       throw new Error('Idempotency record vanished during insert.');

@@ -128,10 +128,7 @@ export class SqlArtifactStore extends SqlTenantStore {
   async getArtifactAnyTenant(id: string): Promise<{ artifact: ArtifactRow; tenant: TenantRow } | null> {
     const v = await this.sql.row(ANY_TENANT, [id]);
     if (!v) return null;
-    return {
-      artifact: ARTIFACT_TENANT.read(v, 'a')!,
-      tenant: ARTIFACT_TENANT.read(v, 't')!,
-    };
+    return { artifact: ARTIFACT_TENANT.read(v, 'a')!, tenant: ARTIFACT_TENANT.read(v, 't')! };
   }
 
   async listArtifacts(tenantId: string, query: ArtifactQuery): Promise<ArtifactRow[]> {

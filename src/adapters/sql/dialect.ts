@@ -1,30 +1,24 @@
 /**
- * The few spellings of the schema that differ between the engines; the DDL in schema.ts is
- * written once around them. Each engine's map yields exactly the column types its adapter had
- * before the schema was shared, so existing databases and every query keep working.
+ * The column types of the DDL (schema.ts), the few spellings of the schema that differ between
+ * the engines. Each engine's map yields exactly the types its adapter had before the schema was
+ * shared, so existing databases keep working.
  */
 export interface SchemaTypes {
   /**
-   * Identifiers and labels (ids, names, hashes, keys). PostgreSQL gives them `COLLATE "C"`: byte
-   * order, SQLite's own, so `created_at DESC, id DESC` ties break identically on both engines,
-   * whatever the database's locale; C comparisons are also the cheapest.
+   * Identifiers and labels. PostgreSQL gives them `COLLATE "C"` (byte order, SQLite's own), so
+   * `created_at DESC, id DESC` ties break identically on both engines, whatever the locale.
    */
   readonly id: string;
-  /** Free text that is never ordered or compared by range (values, bodies, titles). */
+  /** Free text never ordered or compared by range. */
   readonly text: string;
-  /** Small counters and codes. */
   readonly int: string;
   /** Milliseconds, bytes and large counts: the port speaks integer ms, so nothing is converted. */
   readonly bigint: string;
   readonly bool: string;
   /** `bool`'s false, as a column default. */
   readonly false: string;
-  /** A JSON document (`jsonb` returns keys in its own order, not the upload's). */
   readonly json: string;
-  /**
-   * After the closing parenthesis of a table read by its primary key: SQLite then stores rows in
-   * the key's B-tree instead of a rowid table plus an index. PostgreSQL has no such choice.
-   */
+  /** After a table read by its primary key: SQLite then keeps rows in the key's B-tree. */
   readonly withoutRowid: string;
   /** `schema_migrations.applied_at`: a point in time, and the current one. */
   readonly timestamp: string;
@@ -34,41 +28,33 @@ export interface SchemaTypes {
 /** What the engines spell differently, and nothing else. */
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
-  /** Column types and the like of the DDL (schema.ts). */
   readonly types: SchemaTypes;
   /**
-   * Row locks taken by a transaction's reads (`FOR UPDATE`, `FOR NO KEY UPDATE`, `… SKIP LOCKED`)
-   * on PostgreSQL, where instances write concurrently. Empty on SQLite: a write transaction holds
-   * the whole database (BEGIN IMMEDIATE), so there is nothing to lock or skip.
+   * Row locks taken by a transaction's reads, on PostgreSQL, where instances write concurrently.
+   * Empty on SQLite: a write transaction holds the whole database (BEGIN IMMEDIATE).
    */
   readonly forUpdate: string;
   readonly forNoKeyUpdate: string;
   readonly skipLocked: string;
-  /** `INDEXED BY name` on SQLite, whose planner picks badly for lists (see list-queries.ts); empty on PostgreSQL. */
+  /** `INDEXED BY name` on SQLite, whose planner picks badly for lists (see list-queries.ts). */
   indexedBy(index: string): string;
-  /** The two-argument max/min of values in a row: max/min on SQLite, greatest/least on PostgreSQL. */
+  /** The two-argument max/min of values in a row. */
   readonly greatest: string;
   readonly least: string;
-  /** `column` is one of the values of a parameter made by `list` (the SQL text stays the same for any count). */
+  /** `column` is one of the values of a parameter made by `list` (one text for any count). */
   inList(column: string): string;
+  list(values: readonly unknown[]): unknown;
   /**
-   * A FROM item `j` with one row per element of a parameter holding a JSON array of arrays (pass
-   * `JSON.stringify(rows)`): `j.value ->> 0` is the first field of a row as text. Lets a statement
-   * with a fixed text write or match any number of rows.
+   * A FROM item `j` with one row per element of a parameter holding `JSON.stringify(rows)`, an
+   * array of arrays: `j.value ->> 0` is a row's first field as text. So a statement of a fixed
+   * text writes or matches any number of rows.
    */
   readonly jsonRows: string;
-  list(values: readonly unknown[]): unknown;
-  /** After a subquery PostgreSQL must not flatten into its parent (`OFFSET 0`); empty on SQLite. */
+  /** After a subquery PostgreSQL must not flatten into its parent (`OFFSET 0`). */
   readonly fence: string;
-  /**
-   * A placeholder whose value the planner cannot look at (PostgreSQL: `(SELECT ?::text)`), for a
-   * prepared statement that must keep one generic plan (see list-queries.ts); `?` on SQLite.
-   */
+  /** A placeholder whose value the planner cannot look at (see list-queries.ts). */
   blind(value: string | number): string;
-  /**
-   * Whether a metadata value longer than 256 bytes is indexed by its digest: PostgreSQL's B-tree
-   * entries are bounded (~2.7 KB); SQLite indexes it as it is, as it always has.
-   */
+  /** Whether a metadata value longer than 256 bytes is indexed by its digest (PostgreSQL's B-tree entries are bounded). */
   readonly digestsLongMetadata: boolean;
   /**
    * Whether the point reads of one turn go out as one statement (PostgreSQL: one round trip for

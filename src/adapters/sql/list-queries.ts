@@ -11,20 +11,16 @@ const ARTIFACT = ARTIFACTS.qualified('a');
 const SESSION = SESSIONS.list;
 
 /**
- * The page size as a literal, not a parameter: PostgreSQL prepares the statements, and a plan
- * made for "LIMIT $n" must assume any number of rows (on a metadata page it then chose a parallel
- * scan, 15 ms instead of 0.4). With the literal, the plan made once fits every call. Page sizes
- * are bounded (the API's 1-200, plus one to see whether there is more), so is the number of texts.
+ * The page size as a literal: a prepared plan made for "LIMIT $n" must assume any number of rows
+ * (on a metadata page PostgreSQL then chose a parallel scan, 15 ms instead of 0.4). Page sizes are
+ * bounded, so is the number of texts.
  */
 function limitLiteral(limit: number): string {
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new Error(`invalid list limit ${limit}`);
   return String(limit);
 }
 
-/**
- * Collects parameters; `add` returns the placeholder. With `blind`, one the planner cannot look
- * up in the column statistics (see metadataQuery).
- */
+/** Collects parameters; `add` returns the placeholder (with `blind`, see metadataQuery). */
 class Params {
   readonly values: unknown[] = [];
   constructor(
@@ -39,25 +35,11 @@ class Params {
 
 /**
  * The artifact list query. Every filter has an index in list order (`created_at DESC, id DESC`
- * within a tenant), so a page is one forward walk from the cursor with no sort, whatever the depth.
- * `status = 'active'` is written literally so the partial indexes apply.
- *
- * On SQLite the driving index is named (INDEXED BY): with range constraints on `created_at` its
- * planner would otherwise prefer the plain tenant index and filter a session's rows out of the
- * whole tenant. PostgreSQL's planner picks well by itself. Plans verified with EXPLAIN ANALYZE on
- * PostgreSQL 15, one tenant with 1,000,000 artifacts (950,000 active, 10,000 sessions, 10%
- * `type=transcript`, a third with an expiry); pages of 51:
- * - first page (0.09 ms): Index Scan using artifacts_list; deep cursor (0.13 ms): the same, with
- *   ROW(created_at, id) < ROW($c, $i) as an index condition
- * - session_id (0.3 ms): Index Scan using artifacts_by_session
- * - metadata.type=transcript, first or deep page (0.3-0.5 ms): Nested Loop of an Index Only Scan
- *   of artifact_meta_lookup and artifacts_pkey
- * - metadata.kind=k3&metadata.batch=b42 (batch 1 in 100, kind 1 in 7): b42's rows walked, each
- *   probed for k3 through artifact_meta_pkey (1.0-1.5 ms; 356 rows walked, 51 fetched)
- * No Sort, no Seq Scan and no parallel Gather in any of them. With several metadata filters the
- * sparsest drives (the store reorders them, see sparsestFirst). The known slow shape: filters
- * whose values rarely co-occur still walk every row of the sparsest (70 ms for 10,000).
- * test/adapters/postgres-metadata-store.test.ts checks these shapes on a smaller seeded table.
+ * within a tenant), so a page is one forward walk from the cursor with no sort, whatever the depth;
+ * `status = 'active'` is written literally so the partial indexes apply. SQLite is told the
+ * driving index (INDEXED BY): with range constraints on `created_at` its planner would filter a
+ * session's rows out of the whole tenant. The plans and their timings are in
+ * docs/architecture.md; the adapter tests check their shapes.
  */
 export function buildArtifactListQuery(d: Dialect, tenantId: string, q: ArtifactQuery): BuiltQuery {
   const [driver, ...others] = q.metadata ?? [];
@@ -84,12 +66,9 @@ function plainQuery(d: Dialect, tenantId: string, q: ArtifactQuery): BuiltQuery 
 
 /**
  * A metadata page walks artifact_meta_lookup and fetches each artifact by id (CROSS JOIN fixes
- * that order on SQLite; PostgreSQL chooses it). When the pair is the only filter, its values are
- * hidden from PostgreSQL's planner: it plans a prepared statement's first five calls with their
- * values, and could find those plans cheaper than the generic one (a value the statistics sample
- * finds common makes the walk look shorter) and then keep planning every call anew, 0.3-0.5 ms of
- * a 0.7 ms page. Hidden, both plans cost the same and the statement keeps its generic plan. With
- * other filters the values pick the index, so they stay visible.
+ * that order on SQLite). When the pair is the only filter its values are hidden from PostgreSQL's
+ * planner, so the statement keeps its generic plan instead of being planned anew on every call
+ * (docs/architecture.md, "Reads on the hot path"); with other filters the values pick the index.
  */
 function metadataQuery(
   d: Dialect,
@@ -110,15 +89,14 @@ function metadataQuery(
     `m.tenant_id = ${tenant}`,
     `m.key = ${p.add(driver.key)}`,
     `m.value = ${p.add(metadataMatchValue(d, driver.value))}`,
-    // The pair's own rows carry their artifact's tenant, so `m.tenant_id` confines the walk; a
-    // second tenant test on `a` would only cost (on SQLite it made a page of two pairs 1.7x as slow).
+    // The pair's rows carry their artifact's tenant: `m.tenant_id` confines the walk, and a second
+    // test on `a` would only cost (1.7x as slow a page of two pairs on SQLite).
     'a.id = m.artifact_id',
     "a.status = 'active'",
   ];
-  // Each other pair is a probe of artifact_meta's primary key per walked row. The fence keeps
-  // PostgreSQL from flattening the EXISTS into a join: flattened, it costed the walk high enough
-  // to run it in a parallel worker (13-17 ms of a 25 ms page to start) and fetched every walked
-  // row's artifact before probing the pair. Kept as a subplan, it filters the index walk itself.
+  // Each other pair is a probe of artifact_meta's primary key per walked row. The fence keeps it a
+  // subplan filtering the index walk: flattened into a join, PostgreSQL ran the walk in a parallel
+  // worker (13-17 ms of a 25 ms page to start) and fetched every walked row's artifact first.
   for (const other of others) {
     where.push(
       `EXISTS (SELECT 1 FROM artifact_meta AS m2 WHERE m2.artifact_id = m.artifact_id` +

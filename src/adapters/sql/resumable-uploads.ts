@@ -7,19 +7,14 @@ import type {
 import type { SqlDriver } from './runner.js';
 import { type Stored, table } from './table.js';
 
-const UPLOADS = table<ResumableRow>()('resumable_uploads', {
-  id: 'value',
-  tenant_id: 'value',
-  length_bytes: 'value',
-  offset_bytes: 'value',
-  segments: 'json',
-  created_at: 'value',
-  expires_at: 'value',
-  lease_owner: 'value',
-  lease_until: 'value',
-});
+const UPLOADS = table<ResumableRow>()(
+  'resumable_uploads',
+  'id tenant_id length_bytes offset_bytes segments created_at expires_at lease_owner lease_until',
+  { segments: 'json' },
+);
 const COLUMNS = UPLOADS.list;
-const toRow = (r: Stored): ResumableRow => UPLOADS.read(r);
+const GET = `SELECT ${COLUMNS} FROM resumable_uploads WHERE id = ? AND tenant_id = ?`;
+const toRow = (r: Stored | null): ResumableRow | null => (r ? UPLOADS.read(r) : null);
 
 /**
  * ResumableUploadStore in SQL written once for SQLite and PostgreSQL (see SqlDriver). Each write
@@ -30,21 +25,12 @@ export class SqlResumableUploads implements ResumableUploadStore {
   constructor(private readonly sql: SqlDriver) {}
 
   async createResumable(row: NewResumable): Promise<void> {
-    await this.sql.run(`INSERT INTO resumable_uploads (${COLUMNS}) VALUES (?, ?, ?, 0, '[]', ?, ?, NULL, NULL)`, [
-      row.id,
-      row.tenantId,
-      row.lengthBytes,
-      row.createdAt,
-      row.expiresAt,
-    ]);
+    const fresh = { ...row, offsetBytes: 0, segments: [], leaseOwner: null, leaseUntil: null };
+    await this.sql.run(UPLOADS.insert, UPLOADS.values(fresh));
   }
 
   async getResumable(tenantId: string, id: string): Promise<ResumableRow | null> {
-    const r = await this.sql.one<Stored>(`SELECT ${COLUMNS} FROM resumable_uploads WHERE id = ? AND tenant_id = ?`, [
-      id,
-      tenantId,
-    ]);
-    return r ? toRow(r) : null;
+    return toRow(await this.sql.one<Stored>(GET, [id, tenantId]));
   }
 
   async leaseResumable(
@@ -61,17 +47,12 @@ export class SqlResumableUploads implements ResumableUploadStore {
       [owner, until, id, tenantId, now, owner],
     );
     if (r) return toRow(r);
-    return (await this.getResumable(tenantId, id)) ? 'held' : null;
+    return (await this.sql.one(GET, [id, tenantId])) ? 'held' : null;
   }
 
   async renewResumableLease(id: string, owner: string, until: number): Promise<boolean> {
-    return (
-      (await this.sql.run('UPDATE resumable_uploads SET lease_until = ? WHERE id = ? AND lease_owner = ?', [
-        until,
-        id,
-        owner,
-      ])) === 1
-    );
+    const renew = 'UPDATE resumable_uploads SET lease_until = ? WHERE id = ? AND lease_owner = ?';
+    return (await this.sql.run(renew, [until, id, owner])) === 1;
   }
 
   async releaseResumable(id: string, owner: string): Promise<void> {
@@ -116,7 +97,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
        WHERE expires_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY expires_at LIMIT ?`,
       [now, now, batch],
     );
-    return rows.map(toRow);
+    return rows.map((r) => UPLOADS.read(r));
   }
 
   async openResumables(tenantId: string, now: number): Promise<{ count: number; lengthBytes: number }> {

@@ -10,70 +10,30 @@ import { table } from './table.js';
  * order, integer milliseconds (pg's int8 is read as a number, see postgres/database.ts).
  */
 
-export const TENANTS = table<TenantRow>()('tenants', {
-  id: 'value',
-  name: 'value',
-  plan: 'value',
+export const TENANTS = table<TenantRow>()('tenants', 'id name plan suspended created_at storage_bytes', {
   suspended: 'bool',
-  created_at: 'value',
-  storage_bytes: 'value',
 });
 
-export const API_KEYS = table<ApiKeyRow>()('api_keys', {
-  id: 'value',
-  tenant_id: 'value',
-  hash: 'value',
-  last4: 'value',
-  created_at: 'value',
-  revoked_at: 'value',
-});
+export const API_KEYS = table<ApiKeyRow>()('api_keys', 'id tenant_id hash last4 created_at revoked_at');
 
-export const ARTIFACTS = table<ArtifactRow>()('artifacts', {
-  id: 'value',
-  tenant_id: 'value',
-  filename: 'value',
-  content_type: 'value',
-  size_bytes: 'value',
-  content_hash: 'value',
-  metadata: 'json',
-  session_id: 'value',
-  agent_id: 'value',
-  created_at: 'value',
-  expires_at: 'value',
-  deleted_at: 'value',
-  status: 'value',
-});
+export const ARTIFACTS = table<ArtifactRow>()(
+  'artifacts',
+  'id tenant_id filename content_type size_bytes content_hash metadata session_id agent_id created_at expires_at deleted_at status',
+  { metadata: 'json' },
+);
 
-export const SESSIONS = table<SessionRow>()('sessions', {
-  tenant_id: 'value',
-  session_id: 'value',
-  artifact_count: 'value',
-  sealed_at: 'value',
-  first_artifact_at: 'value',
-  last_artifact_at: 'value',
-});
+export const SESSIONS = table<SessionRow>()(
+  'sessions',
+  'tenant_id session_id artifact_count sealed_at first_artifact_at last_artifact_at',
+);
 
-export const LINKS = table<LinkRow>()('links', {
-  id: 'value',
-  tenant_id: 'value',
-  artifact_id: 'value',
-  created_at: 'value',
-  expires_at: 'value',
-});
+export const LINKS = table<LinkRow>()('links', 'id tenant_id artifact_id created_at expires_at');
 
-export const PAGES = table<PageRow>()('pages', {
-  slug: 'value',
-  tenant_id: 'value',
-  artifact_id: 'value',
-  visibility: 'value',
-  access: 'value',
-  title: 'value',
-  password_hash: 'value',
-  live: 'bool',
-  taken_down_at: 'value',
-  created_at: 'value',
-  updated_at: 'value',
-});
+export const PAGES = table<PageRow>()(
+  'pages',
+  'slug tenant_id artifact_id visibility access title password_hash live taken_down_at created_at updated_at',
+  { live: 'bool' },
+);
 
 /** Values longer than this are indexed by digest where the dialect asks for it (see Dialect). */
 const MAX_INLINE_VALUE_BYTES = 256;

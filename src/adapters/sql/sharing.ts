@@ -33,11 +33,7 @@ export class SqlSharingStore extends SqlArtifactStore {
     const J = LINK_ARTIFACT_TENANT;
     const v = await this.sql.row(GET_LINK, [id]);
     if (!v) return null;
-    return {
-      link: J.read(v, 'l')!,
-      artifact: J.read(v, 'a')!,
-      tenant: J.read(v, 't')!,
-    };
+    return { link: J.read(v, 'l')!, artifact: J.read(v, 'a')!, tenant: J.read(v, 't')! };
   }
 
   async countActiveLinks(tenantId: string, now: number): Promise<number> {
@@ -65,24 +61,14 @@ export class SqlSharingStore extends SqlArtifactStore {
     // One page per artifact (unique artifact_id): re-publishing updates it in place and keeps its
     // slug. A page an operator took down is not touched (decided in the statement itself, so a
     // takedown racing a publish is never lost); then no row is returned and the page is read.
+    const fresh: PageRow = { ...page, live: true, takenDownAt: null, createdAt: now, updatedAt: now };
     const row = await this.sql.change<Stored>(
-      `INSERT INTO pages (slug, tenant_id, artifact_id, visibility, access, title, password_hash, live, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?)
+      `${PAGES.insert}
        ON CONFLICT (artifact_id) DO UPDATE SET visibility = excluded.visibility, access = excluded.access,
          title = excluded.title, password_hash = excluded.password_hash, live = TRUE, updated_at = excluded.updated_at
          WHERE pages.taken_down_at IS NULL
        RETURNING ${PAGE}`,
-      [
-        page.slug,
-        page.tenantId,
-        page.artifactId,
-        page.visibility,
-        page.access,
-        page.title,
-        page.passwordHash,
-        now,
-        now,
-      ],
+      PAGES.values(fresh),
     );
     return row ? PAGES.read(row) : (await this.getPageForArtifact(page.tenantId, page.artifactId))!;
   }
@@ -91,11 +77,7 @@ export class SqlSharingStore extends SqlArtifactStore {
     const J = PAGE_ARTIFACT_TENANT;
     const v = await this.sql.row(GET_PAGE, [slug]);
     if (!v) return null;
-    return {
-      page: J.read(v, 'p')!,
-      artifact: J.read(v, 'a')!,
-      tenant: J.read(v, 't')!,
-    };
+    return { page: J.read(v, 'p')!, artifact: J.read(v, 'a')!, tenant: J.read(v, 't')! };
   }
 
   async getPageForArtifact(tenantId: string, artifactId: string): Promise<PageRow | null> {
@@ -106,11 +88,10 @@ export class SqlSharingStore extends SqlArtifactStore {
   async unpublishPage(tenantId: string, idOrSlug: string, now: number): Promise<PageRow | null> {
     const d = this.d;
     return this.sql.write(function* () {
+      const bySlug = `SELECT ${PAGE} FROM pages WHERE slug = ? AND tenant_id = ?${d.forUpdate}`;
       const row =
-        (yield* one<Stored>(`SELECT ${PAGE} FROM pages WHERE slug = ? AND tenant_id = ?${d.forUpdate}`, [
-          idOrSlug,
-          tenantId,
-        ])) ?? (yield* one<Stored>(`${PAGE_OF_ARTIFACT}${d.forUpdate}`, [idOrSlug, tenantId]));
+        (yield* one<Stored>(bySlug, [idOrSlug, tenantId])) ??
+        (yield* one<Stored>(`${PAGE_OF_ARTIFACT}${d.forUpdate}`, [idOrSlug, tenantId]));
       if (!row) return null;
       if (!PAGES.read(row).live) return PAGES.read(row);
       yield* run('UPDATE pages SET live = FALSE, updated_at = ? WHERE slug = ?', [now, row.slug]);

@@ -33,12 +33,8 @@ export class SqlSweeperStore extends SqlSharingStore {
               tenantId,
               batch,
             ]);
-      return yield* retireArtifacts(
-        d,
-        rows.map((r) => r.id),
-        'expired',
-        now,
-      );
+      const ids = rows.map((r) => r.id);
+      return yield* retireArtifacts(d, ids, 'expired', now);
     });
   }
 
@@ -72,11 +68,9 @@ export class SqlSweeperStore extends SqlSharingStore {
         `SELECT id FROM artifacts WHERE status = 'pending' AND created_at < ? LIMIT ?${d.skipLocked}`,
         [createdBefore, batch],
       );
-      yield* purgeArtifacts(
-        d,
-        rows.map((r) => r.id),
-      );
-      return rows.length;
+      const ids = rows.map((r) => r.id);
+      yield* purgeArtifacts(d, ids);
+      return ids.length;
     });
   }
 
@@ -126,11 +120,8 @@ export class SqlSweeperStore extends SqlSharingStore {
   }
 
   async forgetBlob(ref: BlobRef): Promise<void> {
-    await this.sql.run('DELETE FROM blobs WHERE tenant_id = ? AND content_hash = ? AND deleting_since = ?', [
-      ref.tenantId,
-      ref.contentHash,
-      ref.claimedAt,
-    ]);
+    const forget = 'DELETE FROM blobs WHERE tenant_id = ? AND content_hash = ? AND deleting_since = ?';
+    await this.sql.run(forget, [ref.tenantId, ref.contentHash, ref.claimedAt]);
   }
 
   async purgeIdempotency(before: number, batch: number): Promise<number> {

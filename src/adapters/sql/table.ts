@@ -8,9 +8,10 @@ export type Kind = 'value' | 'bool' | 'json';
 export type Stored = Record<string, unknown>;
 
 type Camel<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
-/** The spec's columns, camelCased, are exactly the row type's fields (checked when a table is declared). */
-type Matches<S, Row> = [Camel<keyof S & string>] extends [keyof Row]
-  ? [keyof Row] extends [Camel<keyof S & string>]
+type Words<S extends string> = S extends `${infer H} ${infer T}` ? H | Words<T> : S;
+/** The columns, camelCased, are exactly the row type's fields (checked when a table is declared). */
+type Matches<C extends string, Row> = [Camel<C>] extends [keyof Row]
+  ? [keyof Row] extends [Camel<C>]
     ? unknown
     : never
   : never;
@@ -24,8 +25,8 @@ function decode(kind: Kind, value: unknown): unknown {
 }
 
 /**
- * A table's columns written once, in schema order, each with its Kind; the row type's field of
- * each is its camelCase name. From that: the select lists (always naming the columns, never `*`:
+ * A table's columns written once, in schema order, with the Kind of those that are not plain
+ * values; the row type's field of each is its camelCase name. From that: the select lists (always naming the columns, never `*`:
  * PostgreSQL's prepared statements must keep their result type when a migration adds a column),
  * the row from a stored record or from a run of values (joins), and the values of an INSERT.
  */
@@ -40,10 +41,11 @@ export class Table<Row> {
 
   constructor(
     readonly name: string,
-    spec: Record<string, Kind>,
+    columns: string,
+    kinds: Partial<Record<string, Kind>>,
   ) {
-    this.columns = Object.keys(spec);
-    this.kinds = Object.values(spec);
+    this.columns = columns.split(' ');
+    this.kinds = this.columns.map((c) => kinds[c] ?? 'value');
     this.fields = this.columns.map(camel);
     this.list = this.columns.join(', ');
     this.insert = `INSERT INTO ${name} (${this.list}) VALUES (${this.columns.map(() => '?').join(', ')})`;
@@ -76,11 +78,18 @@ export class Table<Row> {
   }
 }
 
-/** Declares a table whose spec must match `Row`'s fields: `table<TenantRow>()('tenants', { … })`. */
+/**
+ * Declares a table whose columns must match `Row`'s fields:
+ * `table<LinkRow>()('links', 'id tenant_id artifact_id created_at expires_at')`.
+ */
 export const table =
   <Row>() =>
-  <S extends Record<string, Kind>>(name: string, spec: S & Matches<S, Row>): Table<Row> =>
-    new Table<Row>(name, spec);
+  <C extends string>(
+    name: string,
+    columns: C & Matches<Words<C>, Row>,
+    kinds: Partial<Record<Words<C>, Kind>> = {},
+  ): Table<Row> =>
+    new Table<Row>(name, columns, kinds);
 
 /**
  * Several tables in one row of a join, read as an array of values (SQLite's raw mode, pg's array

@@ -78,10 +78,7 @@ export class SqlTenantStore extends SqlStoreBase implements TenantStore {
   async findApiKey(hash: string): Promise<{ key: ApiKeyRow; tenant: TenantRow } | null> {
     const v = await this.sql.row(FIND_API_KEY, [hash]);
     if (!v) return null;
-    return {
-      key: KEY_TENANT.read(v, 'k')!,
-      tenant: KEY_TENANT.read(v, 't')!,
-    };
+    return { key: KEY_TENANT.read(v, 'k')!, tenant: KEY_TENANT.read(v, 't')! };
   }
 
   async listApiKeys(tenantId: string): Promise<ApiKeyRow[]> {

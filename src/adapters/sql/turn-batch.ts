@@ -1,21 +1,12 @@
 /**
  * Point reads asked for during one turn of the event loop, answered together at the turn's end
- * (setImmediate). Under load many requests reach their database read in the same turn (each
- * socket's data is handled in the same poll phase). A lone read waits only for the rest of its
- * turn, not for a timer.
- *
- * On PostgreSQL the batch is one query: it saves a Bind/Execute/Sync cycle and this process a
- * socket write and read per extra key. On SQLite the reads run one after another, synchronously;
- * there the gain is the turn's shape: all requests parsed first, then all reads, then all answers
- * written together. Answered one by one inside each socket's read callback instead, a GET took
- * half the GETs per second on SQLite (an A/B, docs/architecture.md).
+ * (setImmediate; why, in docs/architecture.md "Reads on the hot path"). A lone read waits only for
+ * the rest of its turn.
  *
  * `load` gets the keys in call order (the same key may appear twice) and returns one value per
- * key, in that order, or a promise of them. If it throws or rejects, every read of that batch
- * rejects with its error, as each would have alone. A loader that reads key by key returns a
- * KeyFailure in a failed key's place instead, so that only that read rejects: one tenant's bad
- * row must not fail the other tenants' reads that happened to share its turn. Batches hold at
- * most `maxKeys`; more keys in one turn make several loads.
+ * key, in that order, or a promise of them. If it throws or rejects, every read of the batch
+ * rejects with its error. A loader reading key by key puts a KeyFailure in a failed key's place
+ * instead, so that one tenant's bad row fails only its own read. Batches hold at most `maxKeys`.
  */
 export class TurnBatch<K, V> {
   private pending: Pending<K, V>[] = [];

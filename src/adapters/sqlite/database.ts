@@ -10,15 +10,13 @@ interface QueuedWrite {
 }
 
 /**
- * One connection with its prepared statements cached by SQL text, and the transaction helper
- * every write goes through.
+ * One connection with its prepared statements cached by SQL text, and the transactions every
+ * write goes through.
  *
- * Reads share one read transaction per turn of the event loop. Outside a transaction every
- * statement opens and closes its own (file locks on the WAL index, the page cache checked for
- * changes), which cost more than the point lookups of a GET themselves. The reads of one turn
- * (for a busy server, the dozens of requests that arrived together) see one snapshot; the next
- * turn sees everything committed since. A write ends the snapshot first, so it never runs
- * inside it and what it commits is seen by every later read.
+ * Reads share one read transaction per turn of the event loop: outside one, every statement opens
+ * and closes its own (file locks on the WAL index), which cost more than a GET's point lookups.
+ * The next turn sees everything committed since. A write ends the snapshot first, so what it
+ * commits is seen by every later read.
  */
 export class Connection {
   readonly db: Db;
@@ -83,11 +81,10 @@ export class Connection {
 
   /**
    * Group commit: runs `fn` in a write transaction shared with the other writes queued during
-   * this turn of the event loop, and settles once that transaction has committed. A commit
-   * writes every page it touched to the WAL, and concurrent uploads touch the same pages (the
-   * newest leaf of each index, the tenant's row), so one commit for a turn's uploads writes a
-   * fraction of the pages separate commits would. Each write runs in its own savepoint: one that
-   * throws is rolled back and rejected alone. If the commit itself fails, all of them reject.
+   * this turn, and settles once it has committed. Concurrent uploads touch the same pages (the
+   * newest leaf of each index, the tenant's row), so one commit writes a fraction of the WAL pages
+   * separate ones would. Each write runs in its own savepoint, so one that throws is rolled back
+   * and rejected alone; if the commit fails, all of them reject.
    */
   writeTogether<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
