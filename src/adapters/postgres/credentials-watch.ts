@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { CredentialsSignal } from '../sql/store-base.js';
+import type { CredentialsSignal } from '../sql/tenants.js';
 import { one, type Work } from '../sql/work.js';
 import { clientConfig, type PoolOptions } from './database.js';
 
@@ -11,13 +11,11 @@ export const listenerApplicationName = (schema: string | undefined) =>
 const RECONNECT_MS = 1000;
 
 /**
- * `credentialsEpoch` of the PostgreSQL store. Every instance keeps one connection that LISTENs
- * on `cairn_credentials`; a key revocation or tenant change NOTIFYs it in the same statement,
- * so every instance (this one included) moves its epoch as soon as the change commits. While that
- * connection is down no instance can know what it missed, so the epoch is `null` (nothing may be
- * cached) until it is back, and reconnecting moves the epoch, dropping what was cached before.
- * The listener is opened on the first question, so commands that never authenticate a key
- * (`cairn admin`, migrations) never open it.
+ * `credentialsEpoch` of the PostgreSQL store. Every instance keeps one connection that LISTENs on
+ * `cairn_credentials`; a key revocation or tenant change NOTIFYs in its transaction, so every
+ * instance moves its epoch when the change commits. While that connection is down the epoch is
+ * `null` (nothing may be cached), and reconnecting moves it. The listener opens on the first
+ * question, so commands that never authenticate a key never open it.
  */
 export class CredentialsWatch implements CredentialsSignal {
   private epoch = 0;

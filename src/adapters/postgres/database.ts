@@ -2,18 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 /** Anything that runs a query: the pool (autocommit) or a client inside a transaction. */
-export interface Querier {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
-    textOrConfig: string | pg.QueryConfig,
-    values?: unknown[],
-  ): Promise<pg.QueryResult<R>>;
-}
+export type Querier = pg.Pool | pg.PoolClient;
 
 /**
- * Every timestamp, size and count is a `bigint` of milliseconds/bytes. pg returns int8 as a string
- * to be safe beyond 2^53; ours stay far below it (ms until year 287396, bytes up to 8 PiB), so
- * they are read as numbers. Set per pool, never on the global `pg.types`, so other users of `pg`
- * in the process keep the default.
+ * int8 (our milliseconds, bytes and counts) read as numbers: pg's string is for values past 2^53,
+ * which ours never reach. Set per pool, never on the global `pg.types`.
  */
 const TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: string) => {
@@ -35,10 +28,9 @@ export interface PoolOptions {
   schema?: string;
   max?: number;
   /**
-   * Bounds on a slow or unreachable server, so a request fails (503) instead of hanging: a
-   * statement running longer is cancelled by PostgreSQL (statement_timeout) and, should the
-   * server go silent, by the client 2 s later; a connection (new, or a free one from the pool)
-   * not had within `connectTimeoutMs` fails the call. Unset: no bound (admin commands).
+   * Bounds on a slow or unreachable server, so a request fails (503) instead of hanging: a longer
+   * statement is cancelled by PostgreSQL and, should the server go silent, by the client 2 s
+   * later; a connection not had within `connectTimeoutMs` fails the call. Unset: no bound.
    */
   statementTimeoutMs?: number;
   connectTimeoutMs?: number;

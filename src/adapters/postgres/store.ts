@@ -12,11 +12,7 @@ import { postgresMigration } from './migrate.js';
 export interface PostgresMetadataStoreOptions {
   /** `postgres://user:password@host:5432/database` (any libpq-style URL pg accepts). */
   connectionString: string;
-  /**
-   * A schema to keep every table in, created by `migrate()` when missing; every pooled
-   * connection gets it as its `search_path`. Lets tests (or several Cairn deployments) share one
-   * database. Default: the server's default search_path (normally `public`).
-   */
+  /** A schema for every table (created by `migrate()`), e.g. for several deployments in one database. */
   schema?: string;
   /** Pool size per instance (default 10). */
   maxConnections?: number;
@@ -27,10 +23,9 @@ export interface PostgresMetadataStoreOptions {
 }
 
 /**
- * The scale-out MetadataStore: PostgreSQL through a `pg` pool, shared by any number of Cairn
- * instances, through the shared SQL layer. Each port method is one statement or one transaction;
- * races between instances are settled by unique constraints (`ON CONFLICT`) and row locks, never
- * by in-process state.
+ * The scale-out MetadataStore: PostgreSQL through a `pg` pool shared by any number of Cairn
+ * instances. Races between instances are settled by unique constraints and row locks, never by
+ * in-process state.
  */
 export class PostgresMetadataStore extends SqlSweeperStore implements MetadataStore {
   private readonly db: Database;

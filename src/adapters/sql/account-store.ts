@@ -121,8 +121,7 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async getClient(id: string): Promise<OAuthClientRow | null> {
-    const r = await this.sql.one<Stored>(GET_CLIENT, [id]);
-    return r ? CLIENTS.read(r) : null;
+    return CLIENTS.read(await this.sql.one<Stored>(GET_CLIENT, [id]));
   }
 
   async upsertGrant(
@@ -136,8 +135,7 @@ export class SqlAccountStore implements AccountStore {
   }
 
   async getGrant(id: string): Promise<OAuthGrantRow | null> {
-    const r = await this.sql.one<Stored>(GET_GRANT, [id]);
-    return r ? GRANTS.read(r) : null;
+    return GRANTS.read(await this.sql.one<Stored>(GET_GRANT, [id]));
   }
 
   async listGrants(userId: string): Promise<(OAuthGrantRow & { clientName: string | null })[]> {

@@ -6,10 +6,9 @@ import { lockTenant } from './tenants.js';
 import { all, one, run, type Work } from './work.js';
 
 /**
- * The writes of an artifact's life, each inside the caller's transaction. On PostgreSQL, where
- * instances write at once, locks are taken in the order idempotency key → session → blob → tenant
- * (retiring goes session → blob → tenant), so two writers on the same rows queue instead of
- * deadlocking; on SQLite the transaction holds the whole database and the locking clauses are empty.
+ * The writes of an artifact's life, each inside the caller's transaction. Locks are taken in the
+ * order idempotency key → session → blob → tenant, so two writers on the same rows queue instead
+ * of deadlocking (PostgreSQL; SQLite's transaction holds the whole database).
  */
 
 export function* insertArtifact(d: Dialect, input: InsertArtifactInput): Work<InsertArtifactResult> {
@@ -20,9 +19,8 @@ export function* insertArtifact(d: Dialect, input: InsertArtifactInput): Work<In
   assertStorableMetadata(a.metadata);
 
   if (idempotency) {
-    // Claims the key first. A concurrent duplicate blocks on this row until we commit, then finds
-    // the fresh record (the WHERE refuses to overwrite it) and replays; if we roll back, it
-    // claims the key itself. Only a record older than `notBefore` is replaced.
+    // Claims the key first: a concurrent duplicate waits for our commit, then finds the fresh
+    // record (only one older than `notBefore` is replaced) and replays, or claims it if we roll back.
     const { key, response, notBefore } = idempotency;
     const claimed = yield* run(
       `INSERT INTO idempotency (tenant_id, key, created_at, status, body, artifact_id) VALUES (?, ?, ?, ?, ?, ?)

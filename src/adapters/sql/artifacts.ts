@@ -117,8 +117,7 @@ export class SqlArtifactStore extends SqlTenantStore {
   }
 
   async getArtifact(tenantId: string, id: string): Promise<ArtifactRow | null> {
-    const row = await this.sql.one<Stored>(GET_ARTIFACT, [id, tenantId]);
-    return row ? ARTIFACTS.read(row) : null;
+    return ARTIFACTS.read(await this.sql.one<Stored>(GET_ARTIFACT, [id, tenantId]));
   }
 
   async getArtifactWithPage(tenantId: string, id: string): Promise<ArtifactWithPage> {
@@ -182,8 +181,7 @@ export class SqlArtifactStore extends SqlTenantStore {
   }
 
   async getSession(tenantId: string, sessionId: string): Promise<SessionRow | null> {
-    const row = await this.sql.one<Stored>(GET_SESSION, [tenantId, sessionId]);
-    return row ? SESSIONS.read(row) : null;
+    return SESSIONS.read(await this.sql.one<Stored>(GET_SESSION, [tenantId, sessionId]));
   }
 
   async listSessions(tenantId: string, query: SessionQuery): Promise<SessionRow[]> {
@@ -198,6 +196,6 @@ export class SqlArtifactStore extends SqlTenantStore {
       `UPDATE sessions SET sealed_at = coalesce(sealed_at, ?) WHERE tenant_id = ? AND session_id = ? RETURNING ${SESSION}`,
       [now, tenantId, sessionId],
     );
-    return row ? SESSIONS.read(row) : null;
+    return SESSIONS.read(row);
   }
 }

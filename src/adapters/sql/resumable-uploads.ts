@@ -14,7 +14,6 @@ const UPLOADS = table<ResumableRow>()(
 );
 const COLUMNS = UPLOADS.list;
 const GET = `SELECT ${COLUMNS} FROM resumable_uploads WHERE id = ? AND tenant_id = ?`;
-const toRow = (r: Stored | null): ResumableRow | null => (r ? UPLOADS.read(r) : null);
 
 /**
  * ResumableUploadStore in SQL written once for SQLite and PostgreSQL (see SqlDriver). Each write
@@ -30,7 +29,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
   }
 
   async getResumable(tenantId: string, id: string): Promise<ResumableRow | null> {
-    return toRow(await this.sql.one<Stored>(GET, [id, tenantId]));
+    return UPLOADS.read(await this.sql.one<Stored>(GET, [id, tenantId]));
   }
 
   async leaseResumable(
@@ -46,7 +45,7 @@ export class SqlResumableUploads implements ResumableUploadStore {
        RETURNING ${COLUMNS}`,
       [owner, until, id, tenantId, now, owner],
     );
-    if (r) return toRow(r);
+    if (r) return UPLOADS.read(r);
     return (await this.sql.one(GET, [id, tenantId])) ? 'held' : null;
   }
 

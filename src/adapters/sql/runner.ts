@@ -4,12 +4,9 @@ import type { Step, Work } from './work.js';
 export type { Dialect };
 
 /**
- * How the SQL layer reaches an engine. Statements are written once, with `?` placeholders (the
- * PostgreSQL driver numbers them) and the few spellings that differ taken from `dialect`.
- *
- * The single-statement calls run outside any transaction: reads (on SQLite inside this turn's
- * read snapshot, see Connection) and lone writes without RETURNING. Anything that writes and
- * reads back, or writes more than once, is a `write`.
+ * How the SQL layer reaches an engine. The single-statement calls run outside any transaction:
+ * reads (on SQLite in this turn's snapshot, see Connection) and lone writes without RETURNING.
+ * Anything that writes and reads back, or writes more than once, is a `write`.
  */
 export abstract class SqlDriver {
   abstract readonly dialect: Dialect;

@@ -2,28 +2,17 @@ import { accountsMigration } from './account-schema.js';
 import type { SchemaTypes } from './dialect.js';
 
 /**
- * The metadata schema of both engines, as versioned migrations: migration N is `MIGRATIONS[N - 1]`
- * spelled for an engine by its SchemaTypes (dialect.ts), and applied by migrations.ts, which records
- * it in `schema_migrations`. Append new ones; never edit a released one.
+ * The metadata schema of both engines as versioned migrations: migration N is `MIGRATIONS[N - 1]`
+ * spelled by an engine's SchemaTypes, applied and recorded by migrations.ts. Append new ones;
+ * never edit a released one. The numbering is PostgreSQL's from before the schema was shared;
+ * SQLite's own (see SQLITE_LEGACY_VERSIONS) lacked our 5, so its 5 is our 6.
  *
- * Choices, and why:
- * - Timestamps, sizes and counters are integer milliseconds/bytes (`bigint` on PostgreSQL): the
- *   port speaks integer ms, so there is no conversion to get wrong, and ordering/keyset
- *   comparisons stay exact.
- * - Identifier and label columns compare bytes (see SchemaTypes.id), so both engines list in the same
- *   order.
- * - `metadata` is JSON (`jsonb` on PostgreSQL, text on SQLite). Filtering uses a side table,
- *   `artifact_meta`, not a GIN index: a GIN index finds the matching rows but not in list order,
- *   so "newest 50 with type=transcript" would fetch and sort every match. The side table's
- *   B-tree is in list order, so a page is one index walk from the cursor (see list-queries.ts for
- *   the verified plans).
- * - The list indexes are partial (`WHERE status = 'active'`): lists never see other rows, and
- *   deleted/expired rows do not bloat the walk.
- *
- * The numbering is PostgreSQL's from before the schema was shared (1–6), so a PostgreSQL schema
- * keeps its `schema_migrations` rows as they are. SQLite numbered its own list in
- * `PRAGMA user_version` and lacked migration 5 (`sessions_by_first`), so its 5 is our 6: see
- * SQLITE_LEGACY_VERSIONS for how such a file joins this numbering.
+ * - Timestamps, sizes and counters are integer milliseconds/bytes, as the port speaks them, so
+ *   nothing is converted and keyset comparisons stay exact.
+ * - Metadata filters use a side table, `artifact_meta`, whose B-tree is in list order (a page is
+ *   one index walk from the cursor); a GIN index finds matches but not in list order, so "newest
+ *   50 with type=transcript" would fetch and sort every match.
+ * - The list indexes are partial (`WHERE status = 'active'`): lists never see other rows.
  */
 export const MIGRATIONS: readonly ((t: SchemaTypes) => string)[] = [
   (t) => `

@@ -81,8 +81,7 @@ export class SqlSharingStore extends SqlArtifactStore {
   }
 
   async getPageForArtifact(tenantId: string, artifactId: string): Promise<PageRow | null> {
-    const row = await this.sql.one<Stored>(PAGE_OF_ARTIFACT, [artifactId, tenantId]);
-    return row ? PAGES.read(row) : null;
+    return PAGES.read(await this.sql.one<Stored>(PAGE_OF_ARTIFACT, [artifactId, tenantId]));
   }
 
   async unpublishPage(tenantId: string, idOrSlug: string, now: number): Promise<PageRow | null> {
@@ -105,7 +104,7 @@ export class SqlSharingStore extends SqlArtifactStore {
        RETURNING ${PAGE}`,
       [now, now, slug],
     );
-    return row ? PAGES.read(row) : null;
+    return PAGES.read(row);
   }
 
   async restorePage(slug: string, now: number): Promise<PageRow | null> {
@@ -115,6 +114,6 @@ export class SqlSharingStore extends SqlArtifactStore {
        WHERE slug = ? RETURNING ${PAGE}`,
       [now, slug],
     );
-    return row ? PAGES.read(row) : null;
+    return PAGES.read(row);
   }
 }

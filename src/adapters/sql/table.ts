@@ -1,7 +1,4 @@
-/**
- * How a stored value becomes a row's field: as it is; a boolean (SQLite stores 0/1, PostgreSQL a
- * boolean); or JSON (SQLite's text, PostgreSQL's jsonb already parsed, or text holding JSON).
- */
+/** How a stored value becomes a row's field: as it is, a boolean (SQLite's 0/1), or JSON (text, or pg's parsed jsonb). */
 export type Kind = 'value' | 'bool' | 'json';
 
 /** A row as the driver returns it: one property per selected column. */
@@ -56,7 +53,11 @@ export class Table<Row> {
     return this.columns.map((c) => `${alias}.${c}`).join(', ');
   }
 
-  read(stored: Stored): Row {
+  /** The row from a stored record; null stays null. */
+  read(stored: Stored): Row;
+  read(stored: Stored | null): Row | null;
+  read(stored: Stored | null): Row | null {
+    if (stored === null) return null;
     const row: Stored = {};
     for (let i = 0; i < this.columns.length; i++)
       row[this.fields[i]!] = decode(this.kinds[i]!, stored[this.columns[i]!]);
@@ -92,11 +93,10 @@ export const table =
     new Table<Row>(name, columns, kinds);
 
 /**
- * Several tables in one row of a join, read as an array of values (SQLite's raw mode, pg's array
- * row mode). Letting the driver build an object with a key per aliased column, then splitting it
- * by prefix, cost as much as the query itself on the hottest reads (a GET of a record, a key
- * lookup). `new Joined({ a: ARTIFACTS, t: TENANTS })` gives the select list (`a.id, …, t.id, …`)
- * and takes each row back out by position.
+ * Several tables in one row of a join, read as an array of values: an object keyed by aliased
+ * column, split by prefix, cost as much as the query itself on the hottest reads.
+ * `new Joined({ a: ARTIFACTS, t: TENANTS })` gives the select list (`a.id, …, t.id, …`) and takes
+ * each row back out by position.
  */
 export class Joined<T extends Record<string, Table<unknown>>> {
   readonly list: string;

@@ -1,12 +1,11 @@
 import type { ApiKeyRow, RequestDelta, TenantRow, TenantStore } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
 import type { PlanName } from '../../shared/plan-name.js';
+import type { Dialect } from './dialect.js';
 import { API_KEYS, TENANTS } from './rows.js';
-import { SqlStoreBase } from './store-base.js';
+import type { SqlDriver } from './runner.js';
 import { Joined, type Stored } from './table.js';
 import { all, one, run, type Work } from './work.js';
-
-/** Tenants, API keys, settings and the monthly request counters. */
 
 const TENANT = TENANTS.list;
 const API_KEY = API_KEYS.list;
@@ -15,7 +14,30 @@ const KEY_TENANT = new Joined({ k: API_KEYS, t: TENANTS });
 const FIND_API_KEY = `SELECT ${KEY_TENANT.list}
   FROM api_keys AS k JOIN tenants AS t ON t.id = k.tenant_id WHERE k.hash = ? AND k.revoked_at IS NULL`;
 
-export class SqlTenantStore extends SqlStoreBase implements TenantStore {
+/** How an engine tells every process that credentials changed (see TenantStore.credentialsEpoch). */
+export interface CredentialsSignal {
+  current(): number | null;
+  /** A change made through this process: moves the epoch at once. */
+  changed(): void;
+  /** Run inside the transaction that changes credentials (PostgreSQL: a NOTIFY sent on commit). */
+  announce(): Work<void>;
+}
+
+/**
+ * Tenants, API keys, settings and the monthly request counters; the root of the SQL metadata
+ * store, one class per port, each extending the one before (tenants → artifacts → sharing →
+ * sweeper), so one object on one connection or pool implements every port with no facade.
+ */
+export class SqlTenantStore implements TenantStore {
+  constructor(
+    protected readonly sql: SqlDriver,
+    protected readonly credentials: CredentialsSignal,
+  ) {}
+
+  protected get d() {
+    return this.sql.dialect;
+  }
+
   async getOrSetSetting(name: string, value: string): Promise<string> {
     return this.sql.write(function* () {
       yield* run('INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [name, value]);
@@ -30,13 +52,11 @@ export class SqlTenantStore extends SqlStoreBase implements TenantStore {
   }
 
   async getTenant(id: string): Promise<TenantRow | null> {
-    const row = await this.sql.one<Stored>(GET_TENANT, [id]);
-    return row ? TENANTS.read(row) : null;
+    return TENANTS.read(await this.sql.one<Stored>(GET_TENANT, [id]));
   }
 
   async getTenantByName(name: string): Promise<TenantRow | null> {
-    const row = await this.sql.one<Stored>(`SELECT ${TENANT} FROM tenants WHERE name = ?`, [name]);
-    return row ? TENANTS.read(row) : null;
+    return TENANTS.read(await this.sql.one<Stored>(`SELECT ${TENANT} FROM tenants WHERE name = ?`, [name]));
   }
 
   async listTenants(): Promise<TenantRow[]> {
@@ -125,38 +145,18 @@ export class SqlTenantStore extends SqlStoreBase implements TenantStore {
     // (each upsert is atomic, so concurrent instances add up exactly and each sees its own
     // running total), in (tenant, month) order so that two instances queue rather than
     // deadlock; counters asked with n = 0 are only read.
-    const added = new Map<string, [string, string, number]>();
+    const sums = new Map<string, [string, string, number]>();
     for (const { tenantId, month, n } of counts) {
       const key = `${tenantId}\u0000${month}`;
-      added.set(key, [tenantId, month, (added.get(key)?.[2] ?? 0) + n]);
+      sums.set(key, [tenantId, month, (sums.get(key)?.[2] ?? 0) + n]);
     }
-    const rows = [...added].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+    const rows = [...sums].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
     const toAdd = rows.filter((r) => r[2] > 0);
     const toRead = rows.filter((r) => r[2] === 0);
     const totals = await this.sql.write(function* () {
-      type Total = { tenant_id: string; month: string; count: number };
-      const found: Total[] = [];
-      if (toAdd.length > 0) {
-        found.push(
-          ...(yield* all<Total>(
-            `INSERT INTO usage_monthly (tenant_id, month, count)
-             SELECT j.value ->> 0, j.value ->> 1, CAST(j.value ->> 2 AS BIGINT) FROM ${d.jsonRows} WHERE TRUE
-             ON CONFLICT (tenant_id, month) DO UPDATE SET count = usage_monthly.count + excluded.count
-             RETURNING tenant_id, month, count`,
-            [JSON.stringify(toAdd)],
-          )),
-        );
-      }
-      if (toRead.length > 0) {
-        found.push(
-          ...(yield* all<Total>(
-            `SELECT tenant_id, month, count FROM usage_monthly
-             WHERE (tenant_id, month) IN (SELECT j.value ->> 0, j.value ->> 1 FROM ${d.jsonRows})`,
-            [JSON.stringify(toRead)],
-          )),
-        );
-      }
-      return found;
+      const added = toAdd.length > 0 ? yield* all<Total>(ADD_REQUESTS(d), [JSON.stringify(toAdd)]) : [];
+      const read = toRead.length > 0 ? yield* all<Total>(READ_REQUESTS(d), [JSON.stringify(toRead)]) : [];
+      return [...added, ...read];
     });
     const byKey = new Map(totals.map((t) => [`${t.tenant_id}\u0000${t.month}`, t.count]));
     return counts.map((c) => byKey.get(`${c.tenantId}\u0000${c.month}`) ?? 0);
@@ -168,6 +168,13 @@ export class SqlTenantStore extends SqlStoreBase implements TenantStore {
 }
 
 const REQUEST_COUNT = 'SELECT count FROM usage_monthly WHERE tenant_id = ? AND month = ?';
+type Total = { tenant_id: string; month: string; count: number };
+const ADD_REQUESTS = (d: Dialect) => `INSERT INTO usage_monthly (tenant_id, month, count)
+  SELECT j.value ->> 0, j.value ->> 1, CAST(j.value ->> 2 AS BIGINT) FROM ${d.jsonRows} WHERE TRUE
+  ON CONFLICT (tenant_id, month) DO UPDATE SET count = usage_monthly.count + excluded.count
+  RETURNING tenant_id, month, count`;
+const READ_REQUESTS = (d: Dialect) => `SELECT tenant_id, month, count FROM usage_monthly
+  WHERE (tenant_id, month) IN (SELECT j.value ->> 0, j.value ->> 1 FROM ${d.jsonRows})`;
 
 const INSERT_TENANT = `${TENANTS.insert} ON CONFLICT (name) DO NOTHING RETURNING ${TENANT}`;
 

@@ -1,18 +1,13 @@
-import type { CredentialsSignal } from '../sql/store-base.js';
+import type { CredentialsSignal } from '../sql/tenants.js';
 import type { Work } from '../sql/work.js';
 import type { Connection } from './database.js';
 
 /**
  * `credentialsEpoch` of the SQLite store. Changes made through this connection bump it directly;
- * commits by any other connection to the file (a `cairn admin` command revoking a key or
- * suspending a tenant while the server runs) show up in `PRAGMA data_version`, which SQLite
- * changes exactly then. Any such commit counts, whatever it touched: those are rare, and a
- * spurious change only costs one key lookup per key.
- *
- * Reading `data_version` opens a read transaction (file locks, about as dear as the query it
- * would save), so it is read once per turn of the event loop: the requests that arrive together
- * share one look, and a change committed elsewhere is seen by every request that starts in a
- * later turn.
+ * commits by any other connection to the file (`cairn admin` revoking a key while the server
+ * runs) change `PRAGMA data_version`. Any such commit counts, whatever it touched: they are rare,
+ * and a spurious change costs one key lookup per key. It is read once per turn of the event loop
+ * (a read is about as dear as the query it saves).
  */
 export class CredentialsEpoch implements CredentialsSignal {
   private seenDataVersion = -1;
@@ -37,10 +32,7 @@ export class CredentialsEpoch implements CredentialsSignal {
     return this.epoch;
   }
 
-  /**
-   * Called before a local change is made: a lookup that started before it and finishes after it
-   * is then stored under the old epoch, which no later request asks for.
-   */
+  /** Before a local change (see SqlTenantStore.changingCredentials). */
   changed(): void {
     this.epoch++;
   }

@@ -15,10 +15,9 @@ export interface SqliteMetadataStoreOptions {
 }
 
 /**
- * The embedded MetadataStore: one SQLite file in WAL mode, through the shared SQL layer.
- * better-sqlite3 is synchronous, so each unit of work runs to completion before the next starts in
- * this process; writes use BEGIN IMMEDIATE so other processes on the same file (the server and
- * `cairn admin`) serialize with it.
+ * The embedded MetadataStore: one SQLite file in WAL mode. Each unit of work runs to completion
+ * before the next starts in this process; BEGIN IMMEDIATE serializes it with other processes on
+ * the file (the server and `cairn admin`).
  */
 export class SqliteMetadataStore extends SqlSweeperStore implements MetadataStore {
   private readonly c: Connection;
