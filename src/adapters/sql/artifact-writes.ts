@@ -1,7 +1,7 @@
 import type { ArtifactRow, InsertArtifactInput, InsertArtifactResult } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
 import type { Dialect } from './dialect.js';
-import { ARTIFACTS, assertStorableMetadata, metadataIndexValue } from './rows.js';
+import { ARTIFACTS, assertStorableMetadata, metadataIndexValue, summed } from './rows.js';
 import { lockTenant } from './tenants.js';
 import { all, one, run, type Work } from './work.js';
 
@@ -153,10 +153,7 @@ export function* retireArtifacts(d: Dialect, ids: string[], to: 'deleted' | 'exp
 
   // Set-wise, each a statement of a fixed text over the batch's rows as one JSON parameter, so a
   // sweeper batch holds its locks for a handful of round trips.
-  const sessions = countBy(
-    moved.filter((r) => r.session_id !== null),
-    'session_id',
-  );
+  const sessions = summed(moved.filter((r) => r.session_id !== null).map((r) => [r.tenant_id, r.session_id!, 1]));
   if (sessions.length > 0) {
     yield* run(
       `UPDATE sessions SET artifact_count = ${d.greatest}(0, sessions.artifact_count - CAST(j.value ->> 2 AS BIGINT))
@@ -170,24 +167,21 @@ export function* retireArtifacts(d: Dialect, ids: string[], to: 'deleted' | 'exp
      FROM ${d.jsonRows} WHERE blobs.tenant_id = j.value ->> 0 AND blobs.content_hash = j.value ->> 1
        AND blobs.live_refs > 0
      RETURNING tenant_id, size_bytes, live_refs`,
-    [JSON.stringify(countBy(moved, 'content_hash'))],
+    [JSON.stringify(summed(moved.map((r) => [r.tenant_id, r.content_hash, 1])))],
   );
-  const freed = new Map<string, number>();
-  for (const b of blobs) if (b.live_refs === 0) freed.set(b.tenant_id, (freed.get(b.tenant_id) ?? 0) + b.size_bytes);
-  if (freed.size > 0) {
+  const freed = summed(blobs.filter((b) => b.live_refs === 0).map((b) => [b.tenant_id, b.size_bytes]));
+  if (freed.length > 0) {
     yield* run(
       `UPDATE tenants SET storage_bytes = ${d.greatest}(0, tenants.storage_bytes - CAST(j.value ->> 1 AS BIGINT))
        FROM ${d.jsonRows} WHERE tenants.id = j.value ->> 0`,
-      [JSON.stringify([...freed].sort(byKey))],
+      [JSON.stringify(freed)],
     );
   }
   const movedIds = d.list(moved.map((r) => r.id));
   yield* run(`DELETE FROM artifact_meta WHERE ${d.inList('artifact_id')}`, [movedIds]);
   yield* run(`DELETE FROM links WHERE ${d.inList('artifact_id')}`, [movedIds]);
-  yield* run(`UPDATE pages SET live = FALSE, updated_at = ? WHERE ${d.inList('artifact_id')} AND live = TRUE`, [
-    now,
-    movedIds,
-  ]);
+  const unpublish = `UPDATE pages SET live = FALSE, updated_at = ? WHERE ${d.inList('artifact_id')} AND live = TRUE`;
+  yield* run(unpublish, [now, movedIds]);
   return moved.length;
 }
 
@@ -200,20 +194,3 @@ export function* purgeArtifacts(d: Dialect, ids: string[]): Work<void> {
   yield* run(`DELETE FROM pages WHERE ${d.inList('artifact_id')}`, list);
   yield* run(`DELETE FROM artifacts WHERE ${d.inList('id')}`, list);
 }
-
-/** `[tenant, column value, how many rows share them]`, in key order (the order locks are taken in). */
-function countBy(
-  rows: { tenant_id: string; session_id: string | null; content_hash: string }[],
-  column: 'session_id' | 'content_hash',
-): [string, string, number][] {
-  const counts = new Map<string, [string, string, number]>();
-  for (const r of rows) {
-    const key = `${r.tenant_id}\u0000${r[column]}`;
-    const entry = counts.get(key);
-    if (entry) entry[2]++;
-    else counts.set(key, [r.tenant_id, r[column] as string, 1]);
-  }
-  return [...counts].sort(byKey).map(([, entry]) => entry);
-}
-
-const byKey = <T>(a: [string, T], b: [string, T]): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);

@@ -35,6 +35,22 @@ export const PAGES = table<PageRow>()(
   { live: 'bool' },
 );
 
+/**
+ * Rows for a `jsonRows` parameter: entries with equal leading fields summed into one (their last
+ * field), in key order, the order PostgreSQL then takes their row locks in, so writers queue
+ * rather than deadlock.
+ */
+export function summed<T extends [string, string, number] | [string, number]>(entries: T[]): T[] {
+  const sums = new Map<string, T>();
+  for (const entry of entries) {
+    const key = entry.slice(0, -1).join('\u0000');
+    const sum = sums.get(key);
+    if (sum) sum[sum.length - 1] = (sum.at(-1) as number) + (entry.at(-1) as number);
+    else sums.set(key, [...entry] as T);
+  }
+  return [...sums].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, sum]) => sum);
+}
+
 /** Values longer than this are indexed by digest where the dialect asks for it (see Dialect). */
 const MAX_INLINE_VALUE_BYTES = 256;
 

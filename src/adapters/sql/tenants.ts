@@ -2,7 +2,7 @@ import type { ApiKeyRow, RequestDelta, TenantRow, TenantStore } from '../../port
 import { CairnError } from '../../shared/cairn-error.js';
 import type { PlanName } from '../../shared/plan-name.js';
 import type { Dialect } from './dialect.js';
-import { API_KEYS, TENANTS } from './rows.js';
+import { API_KEYS, summed, TENANTS } from './rows.js';
 import type { SqlDriver } from './runner.js';
 import { Joined, type Stored } from './table.js';
 import { all, one, run, type Work } from './work.js';
@@ -145,12 +145,7 @@ export class SqlTenantStore implements TenantStore {
     // (each upsert is atomic, so concurrent instances add up exactly and each sees its own
     // running total), in (tenant, month) order so that two instances queue rather than
     // deadlock; counters asked with n = 0 are only read.
-    const sums = new Map<string, [string, string, number]>();
-    for (const { tenantId, month, n } of counts) {
-      const key = `${tenantId}\u0000${month}`;
-      sums.set(key, [tenantId, month, (sums.get(key)?.[2] ?? 0) + n]);
-    }
-    const rows = [...sums].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+    const rows = summed(counts.map((c) => [c.tenantId, c.month, c.n]));
     const toAdd = rows.filter((r) => r[2] > 0);
     const toRead = rows.filter((r) => r[2] === 0);
     const totals = await this.sql.write(function* () {
