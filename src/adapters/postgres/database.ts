@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
-/** Anything that runs a query: the pool (autocommit) or a client inside a transaction. */
-export type Querier = pg.Pool | pg.PoolClient;
+/** Anything that runs a query: the database (autocommit) or a client inside a transaction. */
+export interface Querier {
+  query(config: pg.QueryConfig | string): Promise<pg.QueryResult>;
+}
 
 /**
  * int8 (our milliseconds, bytes and counts) read as numbers: pg's string is for values past 2^53,
@@ -57,38 +59,6 @@ export function clientConfig(options: PoolOptions): pg.PoolConfig {
 /** The message dependency-errors.ts recognises as "the database is saturated". */
 export const POOL_SATURATED = 'Connection pool saturated: too many calls waiting for a database connection';
 
-/**
- * A pool that refuses a call outright once `maxWaiting` calls already wait for a connection:
- * under a slow database the queue (and the memory of the requests in it) stays bounded, and the
- * refused requests get a 503 at once rather than after the connect timeout.
- */
-class SheddingPool extends pg.Pool {
-  /** Calls refused so far because the queue was full. */
-  shed = 0;
-
-  constructor(
-    config: pg.PoolConfig,
-    private readonly maxWaiting: number,
-  ) {
-    super(config);
-  }
-
-  // biome-ignore lint/suspicious/noExplicitAny: pg.Pool's connect has callback and promise overloads
-  override connect(...args: any[]): any {
-    if (this.waitingCount >= this.maxWaiting) {
-      this.shed++;
-      const err = new Error(POOL_SATURATED);
-      const callback = args[0] as ((e: Error) => void) | undefined;
-      if (typeof callback === 'function') {
-        process.nextTick(callback, err);
-        return undefined;
-      }
-      return Promise.reject(err);
-    }
-    return (super.connect as (...a: unknown[]) => unknown)(...args);
-  }
-}
-
 /** Deadlock and serialization failures: the transaction did nothing and may simply run again. */
 const RETRYABLE = new Set(['40P01', '40001']);
 
@@ -98,15 +68,33 @@ export function isRetryable(err: unknown): boolean {
 
 export class Database {
   readonly pool: pg.Pool;
+  /** Calls refused so far because too many waited for a connection (see admit). */
+  shed = 0;
+  private readonly maxWaiting: number;
   private closed = false;
 
   constructor(options: PoolOptions) {
-    this.pool =
-      options.maxWaiting === undefined
-        ? new pg.Pool(clientConfig(options))
-        : new SheddingPool(clientConfig(options), options.maxWaiting);
+    this.pool = new pg.Pool(clientConfig(options));
+    this.maxWaiting = options.maxWaiting ?? Number.POSITIVE_INFINITY;
     // An idle client that loses its server emits here; without a listener the process would crash.
     this.pool.on('error', () => {});
+  }
+
+  /**
+   * Refuses a call outright once `maxWaiting` calls already wait for a connection: under a slow
+   * database the queue (and the memory of the requests in it) stays bounded, and the refused
+   * requests get a 503 at once rather than after the connect timeout.
+   */
+  private admit(): void {
+    if (this.pool.waitingCount < this.maxWaiting) return;
+    this.shed++;
+    throw new Error(POOL_SATURATED);
+  }
+
+  /** One statement on a pooled connection, outside any transaction. */
+  async query(config: pg.QueryConfig | string): Promise<pg.QueryResult> {
+    this.admit();
+    return this.pool.query(config);
   }
 
   /**
@@ -121,6 +109,7 @@ export class Database {
    */
   async tx<T>(fn: (q: Querier) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      this.admit();
       const client = await this.pool.connect();
       let broken: Error | undefined;
       const onError = (err: Error) => {
@@ -144,11 +133,6 @@ export class Database {
         client.release(broken);
       }
     }
-  }
-
-  /** Calls refused so far because too many waited for a connection (see SheddingPool). */
-  get shedCount(): number {
-    return this.pool instanceof SheddingPool ? this.pool.shed : 0;
   }
 
   async close(): Promise<void> {

@@ -53,7 +53,7 @@ export class PostgresDriver extends SqlDriver {
   }
 
   protected exec(s: Step): Promise<unknown> {
-    return step(this.db.pool, s);
+    return step(this.db, s);
   }
 
   change<R>(sql: string, params: readonly unknown[]): Promise<R | null> {

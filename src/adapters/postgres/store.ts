@@ -54,11 +54,11 @@ export class PostgresMetadataStore extends SqlSweeperStore implements MetadataSt
   /** Connections of the pool: open, idle, and calls waiting for one (for the metrics). */
   poolStats(): { total: number; idle: number; waiting: number; shed: number } {
     const { totalCount, idleCount, waitingCount } = this.db.pool;
-    return { total: totalCount, idle: idleCount, waiting: waitingCount, shed: this.db.shedCount };
+    return { total: totalCount, idle: idleCount, waiting: waitingCount, shed: this.db.shed };
   }
 
   async ping(): Promise<void> {
-    await this.db.pool.query('SELECT 1');
+    await this.db.query('SELECT 1');
   }
 
   async close(): Promise<void> {
