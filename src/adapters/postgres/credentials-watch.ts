@@ -25,10 +25,11 @@ export class CredentialsWatch implements CredentialsSignal {
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: PoolOptions) {}
+  /** Names the schema that changed: instances on other schemas of the database ignore it. */
+  private readonly payload: string;
 
-  private get payload(): string {
-    return this.options.schema ?? '';
+  constructor(private readonly options: PoolOptions) {
+    this.payload = options.schema ?? '';
   }
 
   current(): number | null {

@@ -26,9 +26,12 @@ export function checkSchemaName(schema: string): string {
 }
 
 export interface PoolOptions {
+  /** `postgres://user:password@host:5432/database` (any libpq-style URL pg accepts). */
   connectionString: string;
+  /** A schema for every table (created by `migrate()`), e.g. for several deployments in one database. */
   schema?: string;
-  max?: number;
+  /** Pool size per instance (default 10). */
+  maxConnections?: number;
   /**
    * Bounds on a slow or unreachable server, so a request fails (503) instead of hanging: a longer
    * statement is cancelled by PostgreSQL and, should the server go silent, by the client 2 s
@@ -52,7 +55,7 @@ export function clientConfig(options: PoolOptions): pg.PoolConfig {
   }
   if (startup.length > 0) config.options = startup.join(' ');
   if (options.connectTimeoutMs !== undefined) config.connectionTimeoutMillis = options.connectTimeoutMs;
-  if (options.max !== undefined) config.max = options.max;
+  if (options.maxConnections !== undefined) config.max = options.maxConnections;
   return config;
 }
 

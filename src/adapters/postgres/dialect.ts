@@ -2,7 +2,6 @@ import type { Dialect } from '../sql/dialect.js';
 
 /** What PostgreSQL spells its own way (see Dialect). */
 export const POSTGRES: Dialect = {
-  name: 'postgres',
   types: {
     id: 'text COLLATE "C"',
     text: 'text',

@@ -5,12 +5,7 @@ import { drive, type Step, type Work } from '../sql/work.js';
 import type { Database, Querier } from './database.js';
 import { POSTGRES } from './dialect.js';
 
-interface Prepared {
-  name: string;
-  text: string;
-}
-
-const statements = new Map<string, Prepared>();
+const statements = new Map<string, { name: string; text: string }>();
 
 /**
  * Every statement is prepared, parsed and planned once per connection (planning a GET's join cost
@@ -18,7 +13,7 @@ const statements = new Map<string, Prepared>();
  * lists and row sets are one parameter), and name their columns rather than `*`, so a migration
  * adding a column does not break what an instance prepared.
  */
-function statement(sql: string): Prepared {
+function statement(sql: string): { name: string; text: string } {
   let s = statements.get(sql);
   if (s === undefined) {
     s = {

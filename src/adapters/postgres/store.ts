@@ -5,22 +5,11 @@ import { migrate } from '../sql/migrations.js';
 import { SqlResumableUploads } from '../sql/resumable-uploads.js';
 import { SqlSweeperStore } from '../sql/sweeper.js';
 import { CredentialsWatch } from './credentials-watch.js';
-import { Database } from './database.js';
+import { Database, type PoolOptions } from './database.js';
 import { PostgresDriver } from './driver.js';
 import { postgresMigration } from './migrate.js';
 
-export interface PostgresMetadataStoreOptions {
-  /** `postgres://user:password@host:5432/database` (any libpq-style URL pg accepts). */
-  connectionString: string;
-  /** A schema for every table (created by `migrate()`), e.g. for several deployments in one database. */
-  schema?: string;
-  /** Pool size per instance (default 10). */
-  maxConnections?: number;
-  /** Bounds on a slow or unreachable database (see PoolOptions); unset: none. */
-  statementTimeoutMs?: number;
-  connectTimeoutMs?: number;
-  maxWaiting?: number;
-}
+export type PostgresMetadataStoreOptions = PoolOptions;
 
 /**
  * The scale-out MetadataStore: PostgreSQL through a `pg` pool shared by any number of Cairn
@@ -37,7 +26,7 @@ export class PostgresMetadataStore extends SqlSweeperStore implements MetadataSt
   readonly resumables: ResumableUploadStore;
 
   constructor(options: PostgresMetadataStoreOptions) {
-    const db = new Database({ ...options, max: options.maxConnections });
+    const db = new Database(options);
     const watch = new CredentialsWatch({ connectionString: options.connectionString, schema: options.schema });
     super(new PostgresDriver(db), watch);
     this.db = db;

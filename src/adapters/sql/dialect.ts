@@ -27,7 +27,6 @@ export interface SchemaTypes {
 
 /** What the engines spell differently, and nothing else. */
 export interface Dialect {
-  readonly name: 'sqlite' | 'postgres';
   readonly types: SchemaTypes;
   /**
    * Row locks taken by a transaction's reads, on PostgreSQL, where instances write concurrently.

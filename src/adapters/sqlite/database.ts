@@ -3,12 +3,6 @@ import Database from 'better-sqlite3';
 type Db = Database.Database;
 type Statement = Database.Statement<unknown[], unknown>;
 
-interface QueuedWrite {
-  fn: () => unknown;
-  resolve(value: unknown): void;
-  reject(err: unknown): void;
-}
-
 /**
  * One connection with its prepared statements cached by SQL text, and the transactions every
  * write goes through.
@@ -23,7 +17,7 @@ export class Connection {
   private readonly statements = new Map<string, Statement>();
   private readonly rawStatements = new Map<string, Statement>();
   private snapshot = false;
-  private queued: QueuedWrite[] = [];
+  private queued: { fn: () => unknown; resolve(value: unknown): void; reject(err: unknown): void }[] = [];
   private readonly commitQueued = () => this.flushQueued();
   private readonly endSnapshot = () => {
     if (!this.snapshot) return;

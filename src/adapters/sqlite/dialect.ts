@@ -2,7 +2,6 @@ import type { Dialect } from '../sql/dialect.js';
 
 /** What SQLite spells its own way (see Dialect). */
 export const SQLITE: Dialect = {
-  name: 'sqlite',
   types: {
     id: 'TEXT',
     text: 'TEXT',
