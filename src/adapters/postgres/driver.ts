@@ -25,7 +25,7 @@ function statement(sql: string): { name: string; text: string } {
   return s;
 }
 
-async function step(q: Querier, step: Step): Promise<unknown> {
+async function execute(q: Querier, step: Step): Promise<unknown> {
   // A script goes as a simple query, the protocol that takes several statements.
   if (step.op === 'exec') return void (await q.query(step.sql));
   const { name, text } = statement(step.sql);
@@ -47,8 +47,8 @@ export class PostgresDriver extends SqlDriver {
     super();
   }
 
-  protected exec(s: Step): Promise<unknown> {
-    return step(this.db, s);
+  protected exec(step: Step): Promise<unknown> {
+    return execute(this.db, step);
   }
 
   change<R>(sql: string, params: readonly unknown[]): Promise<R | null> {
@@ -56,7 +56,7 @@ export class PostgresDriver extends SqlDriver {
   }
 
   write<T>(work: () => Work<T>): Promise<T> {
-    return this.db.tx((q) => drive(work(), (s) => step(q, s)));
+    return this.db.tx((q) => drive(work(), (s) => execute(q, s)));
   }
 
   writeTogether<T>(work: () => Work<T>): Promise<T> {
