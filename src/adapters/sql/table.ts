@@ -21,11 +21,15 @@ function decode(kind: Kind, value: unknown): unknown {
   return typeof value === 'string' ? JSON.parse(value) : value;
 }
 
+/** Column names enter compiled code (see Table.compile): only plain identifiers may. */
+const IDENTIFIER = /^[a-z][a-z0-9_]*$/;
+
 /**
  * A table's columns written once, in schema order, with the Kind of those that are not plain
- * values; the row type's field of each is its camelCase name. From that: the select lists (always naming the columns, never `*`:
- * PostgreSQL's prepared statements must keep their result type when a migration adds a column),
- * the row from a stored record or from a run of values (joins), and the values of an INSERT.
+ * values; the row type's field of each is its camelCase name. From that: the select lists (always
+ * naming the columns, never `*`: PostgreSQL's prepared statements must keep their result type
+ * when a migration adds a column), the row from a stored record or from a run of values (joins),
+ * and the values of an INSERT.
  */
 export class Table<Row> {
   readonly columns: readonly string[];
@@ -35,6 +39,8 @@ export class Table<Row> {
   readonly insert: string;
   private readonly fields: readonly string[];
   private readonly kinds: readonly Kind[];
+  private readonly fromStored: (stored: Stored) => Row;
+  private readonly fromValues: (values: readonly unknown[], offset: number) => Row;
 
   constructor(
     readonly name: string,
@@ -46,6 +52,22 @@ export class Table<Row> {
     this.fields = this.columns.map(camel);
     this.list = this.columns.join(', ');
     this.insert = `INSERT INTO ${name} (${this.list}) VALUES (${this.columns.map(() => '?').join(', ')})`;
+    this.fromStored = this.compile('s', (column) => `s.${column}`);
+    this.fromValues = this.compile('v, o', (_, i) => `v[o + ${i}]`);
+  }
+
+  /**
+   * A function building the row as one object literal from the expressions `source` gives for
+   * each column. A loop setting the fields by name took twice as long, 12-25 µs of a 51-row list
+   * page.
+   */
+  private compile<F>(params: string, source: (column: string, i: number) => string): F {
+    const fields = this.columns.map((column, i) => {
+      if (!IDENTIFIER.test(column)) throw new Error(`Column name '${column}' is not a plain identifier.`);
+      const value = source(column, i);
+      return `${this.fields[i]}: ${this.kinds[i] === 'value' ? value : `decode('${this.kinds[i]}', ${value})`}`;
+    });
+    return new Function('decode', `return (${params}) => ({ ${fields.join(', ')} });`)(decode) as F;
   }
 
   /** `alias.id, alias.name, …` */
@@ -57,19 +79,12 @@ export class Table<Row> {
   read(stored: Stored): Row;
   read(stored: Stored | null): Row | null;
   read(stored: Stored | null): Row | null {
-    if (stored === null) return null;
-    const row: Stored = {};
-    for (let i = 0; i < this.columns.length; i++)
-      row[this.fields[i]!] = decode(this.kinds[i]!, stored[this.columns[i]!]);
-    return row as Row;
+    return stored === null ? null : this.fromStored(stored);
   }
 
   /** The row from `values` starting at `offset`; null when its first column is null (a LEFT JOIN's miss). */
   readAt(values: readonly unknown[], offset: number): Row | null {
-    if (values[offset] === null) return null;
-    const row: Stored = {};
-    for (let i = 0; i < this.columns.length; i++) row[this.fields[i]!] = decode(this.kinds[i]!, values[offset + i]);
-    return row as Row;
+    return values[offset] === null ? null : this.fromValues(values, offset);
   }
 
   /** The row's fields in column order, JSON as text (SQLite stores it so; PostgreSQL casts it to jsonb). */
