@@ -175,11 +175,12 @@ if (reason && process.env.CI) {
         const admin = new pg.Client({ connectionString: url });
         await admin.connect();
         try {
-          // Another instance migrating: it holds the schema's migration lock for 600 ms.
+          // Another instance migrating: it holds the schema's migration lock for 2.6 s, past both
+          // the server's bound (100 ms) and pg's client-side one (the bound + 2 s).
           await admin.query('BEGIN');
           await admin.query("SELECT pg_advisory_xact_lock(hashtext('cairn.migrate:' || $1::text))", [schema]);
           const migrating = bounded.migrate();
-          await new Promise((r) => setTimeout(r, 600));
+          await new Promise((r) => setTimeout(r, 2_600));
           await admin.query('COMMIT');
           expect(await migrating).toEqual({ from: 0, to: MIGRATIONS.length });
           // Requests keep their bound.

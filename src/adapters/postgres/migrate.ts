@@ -13,7 +13,7 @@ export function postgresMigration(schema: string | undefined): MigrationSteps {
   return {
     *prepare() {
       // Waiting for another instance's migration, or building an index on a large table, may
-      // take longer than a request's statement bound.
+      // take longer than a statement bound set for the role or database.
       yield* exec('SET LOCAL statement_timeout = 0');
       const key = "hashtext('cairn.migrate:' || coalesce(?, current_schema(), ''))";
       yield* one(`SELECT pg_advisory_xact_lock(${key}) AS locked`, [target]);

@@ -18,7 +18,7 @@ export type PostgresMetadataStoreOptions = PoolOptions;
  */
 export class PostgresMetadataStore extends SqlSweeperStore implements MetadataStore {
   private readonly db: Database;
-  private readonly schema: string | undefined;
+  private readonly options: PoolOptions;
   private readonly watch: CredentialsWatch;
   /** Users, browser sessions and OAuth state, on the same pool (and so the same migrations). */
   readonly accounts: SqlAccountStore;
@@ -31,13 +31,24 @@ export class PostgresMetadataStore extends SqlSweeperStore implements MetadataSt
     super(new PostgresDriver(db), watch);
     this.db = db;
     this.watch = watch;
-    this.schema = options.schema;
+    this.options = options;
     this.accounts = new SqlAccountStore(this.sql);
     this.resumables = new SqlResumableUploads(this.sql);
   }
 
+  /**
+   * On a connection of its own, without the requests' bounds: waiting for another instance's
+   * migration, or building an index on a large table, may take longer, and pg's client-side
+   * timeout (the statement bound + 2 s) cannot be lifted for one transaction.
+   */
   async migrate(): Promise<MigrationResult> {
-    return this.sql.write(() => migrate(this.d.types, postgresMigration(this.schema)));
+    const unbounded = { ...this.options, statementTimeoutMs: undefined, maxWaiting: undefined, maxConnections: 1 };
+    const db = new Database(unbounded);
+    try {
+      return await new PostgresDriver(db).write(() => migrate(this.d.types, postgresMigration(this.options.schema)));
+    } finally {
+      await db.close();
+    }
   }
 
   /** Connections of the pool: open, idle, and calls waiting for one (for the metrics). */

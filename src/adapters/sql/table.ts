@@ -48,7 +48,7 @@ export class Table<Row> {
     kinds: Partial<Record<string, Kind>>,
   ) {
     this.columns = columns.split(' ');
-    this.kinds = this.columns.map((c) => kinds[c] ?? 'value');
+    this.kinds = this.columns.map((c) => (Object.hasOwn(kinds, c) ? kinds[c]! : 'value'));
     this.fields = this.columns.map(camel);
     this.list = this.columns.join(', ');
     this.insert = `INSERT INTO ${name} (${this.list}) VALUES (${this.columns.map(() => '?').join(', ')})`;
