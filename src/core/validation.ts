@@ -1,4 +1,4 @@
-import { isStorableText, UNSTORABLE_METADATA } from '../shared/storable-text.js';
+import { forEachEntry, holdsUnstorableText, UNSTORABLE_METADATA } from '../shared/storable-text.js';
 import { isValidContentType } from './content-type.js';
 import { invalid } from './errors.js';
 import { LABEL } from './ids.js';
@@ -73,24 +73,14 @@ export function checkMetadata(value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/**
- * Walks the value with an explicit stack (never recursion), refusing nesting past the cap and
- * strings no backend can store.
- */
+/** Refuses nesting past the cap, then strings no backend can store (both walks never recurse). */
 function checkNestingAndText(root: object): void {
-  const pending: [object, number][] = [[root, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [node, depth] = next;
-    if (depth > LIMITS.metadataDepth) {
+  forEachEntry(root, (_, child, depth) => {
+    if (typeof child === 'object' && child !== null && depth + 1 > LIMITS.metadataDepth) {
       throw invalid(`metadata nests objects and arrays more than ${LIMITS.metadataDepth} levels deep.`);
     }
-    for (const [key, child] of Object.entries(node)) {
-      if (!isStorableText(key) || (typeof child === 'string' && !isStorableText(child))) {
-        throw invalid(UNSTORABLE_METADATA);
-      }
-      if (typeof child === 'object' && child !== null) pending.push([child, depth + 1]);
-    }
-  }
+  });
+  if (holdsUnstorableText(root)) throw invalid(UNSTORABLE_METADATA);
 }
 
 /** Parses metadata sent as a JSON string (multipart form field). */

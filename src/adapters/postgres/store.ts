@@ -72,7 +72,7 @@ export async function migratePostgres(options: {
   connectionString: string;
   schema?: string;
 }): Promise<MigrationResult> {
-  const store = new PostgresMetadataStore({ ...options, maxConnections: 1 });
+  const store = new PostgresMetadataStore(options);
   try {
     return await store.migrate();
   } finally {

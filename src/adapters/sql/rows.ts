@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ApiKeyRow, ArtifactRow, LinkRow, PageRow, SessionRow, TenantRow } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
-import { isStorableText, UNSTORABLE_METADATA } from '../../shared/storable-text.js';
+import { holdsUnstorableText, UNSTORABLE_METADATA } from '../../shared/storable-text.js';
 import type { Dialect } from './dialect.js';
 import { table } from './table.js';
 
@@ -78,16 +78,6 @@ export function metadataMatchValue(d: Dialect, text: string): string {
  * error, rather than a failed insert. The core refuses it before any byte is stored; this keeps
  * the port's rule for any other caller.
  */
-export function assertStorableMetadata(metadata: unknown): void {
-  const visit = (v: unknown): boolean => {
-    if (typeof v === 'string') return isStorableText(v);
-    if (Array.isArray(v)) return v.every(visit);
-    if (v !== null && typeof v === 'object') {
-      return Object.entries(v).every(([k, inner]) => isStorableText(k) && visit(inner));
-    }
-    return true;
-  };
-  if (!visit(metadata)) {
-    throw new CairnError('invalid_request', UNSTORABLE_METADATA);
-  }
+export function assertStorableMetadata(metadata: Record<string, unknown>): void {
+  if (holdsUnstorableText(metadata)) throw new CairnError('invalid_request', UNSTORABLE_METADATA);
 }
