@@ -33,6 +33,7 @@ export class RequestCounter {
   private readonly loading = new Map<string, Promise<Entry>>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
+  private nextFlush: Promise<void> | null = null;
 
   constructor(
     private readonly store: TenantStore,
@@ -93,7 +94,21 @@ export class RequestCounter {
    * operator or another instance, are seen). One flush at a time; a failed one keeps its counts.
    */
   flush(): Promise<void> {
-    this.flushing ??= this.flushOnce().finally(() => {
+    if (!this.flushing) return this.flushNow();
+    // The running flush took its counts and read its totals before this call, so it can answer
+    // neither what was counted since nor what others wrote since: one more follows it, shared by
+    // every caller meanwhile (stop() relies on this to write everything).
+    this.nextFlush ??= this.flushing
+      .catch(() => {})
+      .then(() => {
+        this.nextFlush = null;
+        return this.flushNow();
+      });
+    return this.nextFlush;
+  }
+
+  private flushNow(): Promise<void> {
+    this.flushing = this.flushOnce().finally(() => {
       this.flushing = null;
     });
     return this.flushing;

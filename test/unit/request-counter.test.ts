@@ -30,6 +30,19 @@ async function tryCount(counter: RequestCounter, limit: number): Promise<boolean
 }
 
 describe('RequestCounter', () => {
+  it('a flush asked for while one runs writes and reads what came after that one started', async () => {
+    const counter = new RequestCounter(store);
+    expect(await tryCount(counter, 100)).toBe(true);
+    const running = counter.flush();
+    // Counted here and written by another instance after the running flush took its snapshot.
+    expect(counter.tryCountNow(T, M, 100)).toBe(true);
+    await store.addRequests([{ tenantId: T, month: M, n: 5 }]);
+    await counter.flush();
+    await running;
+    expect(await store.getRequestCount(T, M)).toBe(7);
+    expect(counter.countNow(T, M)).toBe(7);
+  });
+
   it('answers synchronously only once loaded', async () => {
     const counter = new RequestCounter(store);
     expect(counter.isLoaded(T, M)).toBe(false);
