@@ -23,7 +23,16 @@ if (scaleoutServices || process.env.CI) {
   });
 }
 
+const sdkSource = (file: string) => new URL(`./packages/sdk/src/${file}`, import.meta.url).pathname;
+
 export default defineConfig({
+  // Tests run the SDK from its source (processes spawned from bin/ run the built packages/sdk/dist).
+  resolve: {
+    alias: [
+      { find: /^cairn-store-sdk$/, replacement: sdkSource('index.ts') },
+      { find: /^cairn-store-sdk\/internal$/, replacement: sdkSource('internal.ts') },
+    ],
+  },
   test: {
     projects,
     pool: 'forks',

@@ -1,5 +1,5 @@
+import { CAIRN_VERSION } from 'cairn-store-sdk/internal';
 import { Command, CommanderError } from 'commander';
-import { CAIRN_VERSION } from '../client/version.js';
 import { registerClientCommands } from './client/index.js';
 import { printJsonUsageError } from './client/json-failure.js';
 import { withExamples } from './help.js';

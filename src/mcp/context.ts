@@ -1,6 +1,6 @@
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CairnClient } from 'cairn-store-sdk';
 import { z } from 'zod';
-import type { CairnClient } from '../client/index.js';
 import type { OpenedFile } from './paths.js';
 
 /**

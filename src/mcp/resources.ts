@@ -5,7 +5,7 @@ import {
   type Resource,
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ArtifactRecord, SessionRecord } from '../client/index.js';
+import type { ArtifactRecord, SessionRecord } from 'cairn-store-sdk';
 import type { ToolContext } from './context.js';
 import { failureFrom } from './results.js';
 

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CairnError } from 'cairn-store-sdk';
 import type { ZodError, ZodTypeAny } from 'zod';
-import { CairnError } from '../client/index.js';
 import type { ToolDef } from './context.js';
 import { PathRefusedError } from './paths.js';
 

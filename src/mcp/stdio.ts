@@ -1,8 +1,8 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CairnClient } from '../client/index.js';
-import { CAIRN_VERSION } from '../client/version.js';
+import { CairnClient } from 'cairn-store-sdk';
+import { CAIRN_VERSION } from 'cairn-store-sdk/internal';
 import { PathConfinement, parseAllowPaths } from './paths.js';
 import { createLocalServer, MCP_SERVER_VERSION } from './server.js';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type ArtifactRecord, CairnError, type UploadStreamOptions } from 'cairn-store-sdk';
 import { z } from 'zod';
-import { type ArtifactRecord, CairnError, type UploadStreamOptions } from '../client/index.js';
 import { agentId, defineTool, metadataObject, sessionId, type ToolContext, ttl } from './context.js';
 import { exampleCall, fail, failureFrom, invalid, ok } from './results.js';
 

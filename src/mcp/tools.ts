@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CairnError } from 'cairn-store-sdk';
 import { z } from 'zod';
-import { CairnError } from '../client/index.js';
 import { durationSeconds } from '../core/ttl.js';
 import {
   agentId,

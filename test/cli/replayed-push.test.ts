@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CairnClient } from 'cairn-store-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CairnClient } from '../../src/client/index.js';
 import { cliWorkspace, expectOk, hasScript, runCairn } from '../helpers/cli.js';
 import { type ServeProcess, spawnServe } from '../helpers/process.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CairnClient, type CairnClientOptions } from '../../src/client/index.js';
+import { CairnClient, type CairnClientOptions } from 'cairn-store-sdk';
 import type { TestServer } from '../helpers/server.js';
 
 /** Helpers shared by the SDK suites (test/client). */

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
+import { CairnClient, CairnError } from 'cairn-store-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CairnClient, CairnError } from '../../src/client/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { caught, sha256, tempFolder } from './fixtures.js';
 import { FaultProxy } from './proxy.js';

@@ -1,5 +1,5 @@
+import { type CairnClient, CairnError } from 'cairn-store-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CairnClient, CairnError } from '../../src/client/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { caught, clientFor, ISO_MS } from './fixtures.js';
 

@@ -2,16 +2,15 @@ import { execFile } from 'node:child_process';
 import { open, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { sha256File } from 'cairn-store-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256File } from '../../src/client/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempFolder } from './fixtures.js';
 
 /**
  * A 300 MB upload, download and resumable upload through the SDK in a child process with a 64 MB
- * heap, sampling its RSS: the file must stream, never sit in memory. The child runs the SDK compiled from
- * src/client (with the wire types it imports from src/wire) into a temp folder, so the test does
- * not depend on a prior build.
+ * heap, sampling its RSS: the file must stream, never sit in memory. The child runs the SDK package compiled
+ * from packages/sdk/src into a temp folder, so the test does not depend on a prior build.
  */
 
 const run = promisify(execFile);
@@ -30,10 +29,10 @@ beforeAll(async () => {
     process.execPath,
     [
       path.join(ROOT, 'node_modules/typescript/bin/tsc'),
-      ...['--outDir', sdk, '--rootDir', path.join(ROOT, 'src')],
+      ...['--outDir', sdk, '--rootDir', path.join(ROOT, 'packages/sdk/src')],
       ...['--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'],
       ...['--types', 'node', '--skipLibCheck', '--strict'],
-      path.join(ROOT, 'src/client/index.ts'),
+      path.join(ROOT, 'packages/sdk/src/index.ts'),
     ],
     { cwd: ROOT },
   );
@@ -47,7 +46,7 @@ afterAll(async () => {
 });
 
 const CHILD = `
-import { CairnClient } from './sdk/client/index.js';
+import { CairnClient } from './sdk/index.js';
 const [apiUrl, apiKey, file, out] = process.argv.slice(2);
 const rss = () => process.memoryUsage().rss;
 const base = rss();

@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type CairnClient,
   modelOfRecord,
   scanTranscriptFile,
   scanTranscriptText,
   withTranscriptModels,
-} from '../../src/client/index.js';
+} from 'cairn-store-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { clientFor } from './fixtures.js';
 

@@ -2,14 +2,8 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { type CairnClient, CairnError, deriveIdempotencyKey, deriveSuccessorKey, sha256File } from 'cairn-store-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type CairnClient,
-  CairnError,
-  deriveIdempotencyKey,
-  deriveSuccessorKey,
-  sha256File,
-} from '../../src/client/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { ART_ID, caught, clientFor, sha256, tempFolder } from './fixtures.js';
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { CairnClient } from 'cairn-store-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CairnClient } from '../../src/client/index.js';
 import { ORPHAN_GRACE_MS } from '../../src/core/sweeper.js';
 import type { BlobStore } from '../../src/ports/blob-store.js';
 import { ManualClock } from '../../src/ports/clock.js';

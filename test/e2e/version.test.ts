@@ -4,8 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { CairnClient } from 'cairn-store-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CairnClient } from '../../src/client/index.js';
 import { MCP_SERVER_VERSION } from '../../src/mcp/server.js';
 import { BIN } from '../helpers/process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -49,6 +49,13 @@ describe('one version', () => {
       echo.close();
     }
     expect(agent).toMatch(new RegExp(`^cairn-sdk-typescript/${version.replace(/\./g, '\\.')} `));
+  });
+
+  it('the SDK package has that version, and cairn-store depends on exactly it', async () => {
+    const root = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8'));
+    const sdk = JSON.parse(await readFile(path.join(ROOT, 'packages/sdk/package.json'), 'utf8'));
+    expect(sdk.version).toBe(version);
+    expect(root.dependencies['cairn-store-sdk']).toBe(version);
   });
 
   it('the Python package says the same; the MCP line is 1.x and the docs give both', async () => {

@@ -7,7 +7,7 @@
  * the fields used here and the SDK's record types must still fit what the document says.
  */
 import createClient from 'openapi-fetch';
-import type * as Sdk from '../../src/client/types.js';
+import type * as Sdk from '../../packages/sdk/src/types.js';
 import type { components, operations, paths } from './cairn-api.js';
 
 type Schemas = components['schemas'];

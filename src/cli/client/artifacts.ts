@@ -1,5 +1,5 @@
+import type { ArtifactRecord, ListArtifactsQuery } from 'cairn-store-sdk';
 import type { Command } from 'commander';
-import type { ArtifactRecord, ListArtifactsQuery } from '../../client/index.js';
 import { UsageError } from '../usage-error.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
 import { collectMeta, parseLimit, parseTimeBound } from './parse.js';

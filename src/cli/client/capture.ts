@@ -1,7 +1,6 @@
 import { copyFile, mkdtemp, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Command } from 'commander';
 import {
   type ArtifactRecord,
   deriveIdempotencyKey,
@@ -9,7 +8,8 @@ import {
   sha256File,
   type UploadOptions,
   withTranscriptModels,
-} from '../../client/index.js';
+} from 'cairn-store-sdk';
+import type { Command } from 'commander';
 import { withExamples } from '../help.js';
 import { UsageError } from '../usage-error.js';
 import { claudeDir, defaultSettingsPath, HOOK_MARKER, installHook, uninstallHook } from './claude-settings.js';

@@ -1,5 +1,5 @@
+import { CairnClient, CairnError } from 'cairn-store-sdk';
 import { type Command, CommanderError } from 'commander';
-import { CairnClient, CairnError } from '../../client/index.js';
 import { withExamples } from '../help.js';
 import { stderrLine, stdoutLine, visible } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';

@@ -1,4 +1,4 @@
-import { CairnError } from '../../client/index.js';
+import { CairnError } from 'cairn-store-sdk';
 import { stderrLine } from '../terminal-text.js';
 
 /**

@@ -1,5 +1,5 @@
+import type { ListedLink, ListLinksQuery } from 'cairn-store-sdk';
 import type { Command } from 'commander';
-import type { ListedLink, ListLinksQuery } from '../../client/index.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
 import { type Column, formatAge, formatUntil, renderTable } from './format.js';
 import { parseLimit } from './parse.js';

@@ -1,5 +1,5 @@
+import { type ArtifactRecord, CairnError, type PublishOptions } from 'cairn-store-sdk';
 import type { Command } from 'commander';
-import { type ArtifactRecord, CairnError, type PublishOptions } from '../../client/index.js';
 import { UsageError } from '../usage-error.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
 import { parseVisibility } from './parse.js';

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { type ArtifactRecord, artifactIdOfUploadUrl, CairnError, type UploadOptions } from '../../client/index.js';
+import { type ArtifactRecord, artifactIdOfUploadUrl, CairnError, type UploadOptions } from 'cairn-store-sdk';
 import type { Ctx } from './context.js';
 import { formatBytes } from './format.js';
 import { createProgress, type Progress } from './progress.js';

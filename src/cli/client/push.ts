@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import {
   type ArtifactRecord,
   CairnError,
@@ -8,7 +7,8 @@ import {
   sha256File,
   type UploadOptions,
   withTranscriptModels,
-} from '../../client/index.js';
+} from 'cairn-store-sdk';
+import type { Command } from 'commander';
 import { UsageError } from '../usage-error.js';
 import { nonEmpty } from './config-file.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';

@@ -1,4 +1,4 @@
-import type { ArtifactRecord, SessionRecord, WhoAmI } from '../../client/index.js';
+import type { ArtifactRecord, SessionRecord, WhoAmI } from 'cairn-store-sdk';
 import { type Column, formatAge, formatBytes, formatUntil, type Paint, renderFields, renderTable } from './format.js';
 
 /** Human views of the API's records. */

@@ -1,5 +1,5 @@
+import type { ListSessionsQuery, SessionRecord } from 'cairn-store-sdk';
 import type { Command } from 'commander';
-import type { ListSessionsQuery, SessionRecord } from '../../client/index.js';
 import { clientAction, withClientOptions } from './context.js';
 import { parseLimit, parseTimeBound } from './parse.js';
 import { sessionTable } from './render.js';

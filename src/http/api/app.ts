@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
+import { CAIRN_VERSION } from 'cairn-store-sdk/internal';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { CAIRN_VERSION } from '../../client/version.js';
 import type { Core } from '../../core/index.js';
 import { LIMITS } from '../../core/plans.js';
 import { installAdmission } from '../auth.js';

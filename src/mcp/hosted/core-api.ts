@@ -24,9 +24,8 @@ import {
   type UploadBytesOptions,
   type UploadTicket,
   type WhoAmI,
-} from '../../client/index.js';
-import { walkPages } from '../../client/iterate.js';
-import { artifactsQuery, sessionsQuery } from '../../client/query.js';
+} from 'cairn-store-sdk';
+import { artifactsQuery, sessionsQuery, walkPages } from 'cairn-store-sdk/internal';
 import { blobKey, type Logger } from '../../core/context.js';
 import { isCairnError } from '../../core/errors.js';
 import type { Core } from '../../core/index.js';

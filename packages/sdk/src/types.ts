@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type * as wire from '../wire/index.js';
+import type * as wire from './records.js';
 
 /** Options of a CairnClient. */
 export interface CairnClientOptions {
@@ -15,26 +15,27 @@ export interface CairnClientOptions {
   fetch?: typeof fetch;
 }
 
-// ---- wire records: snake_case, the server's own schemas (src/wire) ----
-// Types only: `import type` keeps TypeBox's runtime out of the SDK bundle. Each record is an
-// interface of its own so that editors and compiler messages name it.
+// ---- wire records: snake_case, as the API answers them (records.ts) ----
 
-export interface ArtifactRecord extends wire.ArtifactRecord {}
-export interface ArtifactList extends wire.ArtifactList {}
-export interface SessionRecord extends wire.SessionRecord {}
-export interface SessionList extends wire.SessionList {}
-export interface DownloadUrl extends wire.DownloadUrl {}
-export interface BatchDownloadUrls extends wire.BatchDownloadUrls {}
-export interface LinkRecord extends wire.LinkRecord {}
-export interface ListedLink extends wire.ListedLink {}
-export interface LinkList extends wire.LinkList {}
-export interface RevokeLinkResult extends wire.RevokeLinkResult {}
-export interface SealResult extends wire.SealResult {}
-export interface UploadTicket extends wire.UploadTicket {}
-export interface PublishResult extends wire.PublishResult {}
-export interface UnpublishResult extends wire.UnpublishResult {}
-export interface GateInfo extends wire.GateInfo {}
-export interface UnlockResult extends wire.UnlockResult {}
+export type {
+  ArtifactList,
+  ArtifactRecord,
+  BatchDownloadUrl,
+  BatchDownloadUrls,
+  DownloadUrl,
+  GateInfo,
+  LinkList,
+  LinkRecord,
+  ListedLink,
+  PublishResult,
+  RevokeLinkResult,
+  SealResult,
+  SessionList,
+  SessionRecord,
+  UnlockResult,
+  UnpublishResult,
+  UploadTicket,
+} from './records.js';
 
 /** WhoAmI's additive fields: an older Cairn, or the hosted service, omits them. */
 type WhoAmIAdditions =
@@ -44,14 +45,8 @@ type WhoAmIAdditions =
   | 'rate_limit_unit';
 export interface WhoAmI extends Omit<wire.WhoAmI, WhoAmIAdditions>, Partial<Pick<wire.WhoAmI, WhoAmIAdditions>> {}
 
-/**
- * One item of `downloadUrls`: the URL, or the error this id alone would have got
- * (`artifact_not_found`, `artifact_already_deleted`, `artifact_expired`).
- */
-export type BatchDownloadUrl = wire.BatchDownloadUrl;
-
 /** An artifact's public page, as its record shows it. */
-export type PageRef = NonNullable<wire.PageSummary>;
+export type PageRef = wire.PageSummary;
 
 export interface DeleteResult extends Omit<wire.DeleteResult, 'deleted_at'> {
   /** null only with `already_deleted`. */

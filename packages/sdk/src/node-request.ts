@@ -42,7 +42,11 @@ export function streamRequest(
         else if (v !== undefined) headers.set(k, v);
       }
       const status = res.statusCode ?? 0;
-      const body = status === 204 || status === 304 ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
+      const bodyless = status === 204 || status === 304;
+      // A response is only done once read to its end; until then its keep-alive socket stays busy,
+      // and referenced, so the process would wait for the server to close it (72 s) before exiting.
+      if (bodyless) res.resume();
+      const body = bodyless ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
       resolve(new Response(body, { status, statusText: res.statusMessage ?? '', headers }));
     });
     req.on('error', fail);
