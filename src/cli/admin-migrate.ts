@@ -1,11 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Command } from 'commander';
 import { SqliteMetadataStore } from '../adapters/sqlite/index.js';
 import type { Config } from '../config.js';
 import type { MigrationResult } from '../ports/metadata-store.js';
-import { withExamples } from './help.js';
-import { stdoutLine } from './terminal-text.js';
 
 /** What `cairn admin migrate` did, as printed with --json. */
 export interface MigrateReport {
@@ -62,20 +59,4 @@ export function describeMigration(r: MigrateReport): string {
   }
   const list = r.applied.join(', ');
   return `${where}: applied migration${r.applied.length === 1 ? '' : 's'} ${list}; schema is now at version ${r.to_version}.`;
-}
-
-export function registerMigrateCommand(admin: Command, adminConfig: (cmd: Command) => Config): void {
-  withExamples(admin.command('migrate'), [
-    'cairn admin migrate                           # the data folder (CAIRN_DATA_DIR, default ./data)',
-    'CAIRN_DATABASE_URL=postgres://… cairn admin migrate --json',
-  ])
-    .description(
-      'Create or upgrade the metadata schema (SQLite in the data folder, or CAIRN_DATABASE_URL) and nothing else. ' +
-        'Also done at every start; safe to run from several machines at once.',
-    )
-    .option('--json', 'print {database, location, from_version, to_version, applied}')
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
-      const report = await migrateMetadata(adminConfig(cmd));
-      stdoutLine(opts.json ? JSON.stringify(report) : describeMigration(report));
-    });
 }

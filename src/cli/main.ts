@@ -1,10 +1,34 @@
 import { CAIRN_VERSION } from 'cairn-store-sdk/internal';
 import { Command, CommanderError } from 'commander';
-import { registerClientCommands } from './client/index.js';
-import { printJsonUsageError } from './client/json-failure.js';
 import { withExamples } from './help.js';
 import { forTerminal, stderrLine } from './terminal-text.js';
-import { UsageError } from './usage-error.js';
+import { printJsonUsageError, UsageError } from './usage-error.js';
+
+type Register = (program: Command) => void;
+
+/**
+ * Every command word and the module that defines it, in the order `cairn --help` lists them. A
+ * run loads only the module of its own word (`cairn ls` never loads the server, `cairn --version`
+ * nothing at all); `cairn --help`, `cairn help` and an unknown word load every one, so the
+ * listing and commander's "did you mean" see all commands. test/cli/help.test.ts checks that each
+ * module defines exactly the words listed here.
+ */
+export const COMMAND_MODULES: { words: string[]; load: () => Promise<Register> }[] = [
+  { words: ['serve'], load: async () => (await import('./serve.js')).registerServeCommand },
+  { words: ['admin'], load: async () => (await import('./admin.js')).registerAdminCommands },
+  { words: ['push'], load: async () => (await import('./client/push.js')).registerPushCommand },
+  { words: ['ls', 'get', 'rm'], load: async () => (await import('./client/artifacts.js')).registerArtifactCommands },
+  {
+    words: ['download', 'download-url', 'link'],
+    load: async () => (await import('./client/transfer.js')).registerTransferCommands,
+  },
+  { words: ['links', 'unlink'], load: async () => (await import('./client/links.js')).registerLinkCommands },
+  { words: ['publish', 'unpublish'], load: async () => (await import('./client/pages.js')).registerPageCommands },
+  { words: ['sessions', 'seal'], load: async () => (await import('./client/sessions.js')).registerSessionCommands },
+  { words: ['whoami', 'login'], load: async () => (await import('./client/account.js')).registerAccountCommands },
+  { words: ['capture'], load: async () => (await import('./client/capture.js')).registerCaptureCommands },
+  { words: ['mcp'], load: async () => (await import('./mcp.js')).registerMcpCommand },
+];
 
 /** Exit codes: 0 ok, 1 API or runtime error, 2 usage error. */
 export async function main(argv: string[]): Promise<number> {
@@ -35,20 +59,7 @@ export async function main(argv: string[]): Promise<number> {
     'after',
     '\nExit codes: 0 ok, 1 API or runtime error, 2 usage error. Every client command takes --json.\nMore in docs/cli.md.',
   );
-  if (isClientCommand(argv)) {
-    registerClientCommands(program);
-  } else {
-    // serve and admin load the whole server (about a second of start-up): only when they may run.
-    const [{ registerServeCommand }, { registerAdminCommands }, { registerMcpCommand }] = await Promise.all([
-      import('./serve.js'),
-      import('./admin.js'),
-      import('./mcp.js'),
-    ]);
-    registerServeCommand(program);
-    registerAdminCommands(program);
-    registerClientCommands(program);
-    registerMcpCommand(program);
-  }
+  for (const register of await Promise.all(modulesFor(argv).map((m) => m.load()))) register(program);
   try {
     await program.parseAsync(argv);
     return Number(process.exitCode ?? 0);
@@ -67,17 +78,21 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The modules a run of `argv` (node, script, …) needs: its word's, none for the version, else all. */
+function modulesFor(argv: string[]): typeof COMMAND_MODULES {
+  const args = argv.slice(2);
+  const words = args.filter((a) => !a.startsWith('-'));
+  // `cairn help push` is `cairn push --help`.
+  const word = words[0] === 'help' ? words[1] : words[0];
+  if (word === undefined) return args.length > 0 && args.every(isVersionFlag) ? [] : COMMAND_MODULES;
+  const own = COMMAND_MODULES.find((m) => m.words.includes(word));
+  return own ? [own] : COMMAND_MODULES;
+}
+
+const isVersionFlag = (arg: string) => arg === '-V' || arg === '--version';
+
 /** Whether `--json` is among the options (before a `--`). */
 function wantsJson(argv: string[]): boolean {
   const end = argv.indexOf('--');
   return (end === -1 ? argv : argv.slice(0, end)).slice(2).includes('--json');
-}
-
-/** Whether the command word of `argv` (node, script, …) is one of the client commands. */
-function isClientCommand(argv: string[]): boolean {
-  const word = argv.slice(2).find((a) => !a.startsWith('-'));
-  if (word === undefined) return false;
-  const probe = new Command();
-  registerClientCommands(probe);
-  return probe.commands.some((c) => c.name() === word);
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../config.js';
+import type { Config } from '../config.js';
 import { stderrLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
@@ -28,7 +28,12 @@ On the first start of an empty data folder a tenant "default" is created and its
 printed once. SIGINT/SIGTERM stop the service after in-flight requests finish.`,
     )
     .action(async (opts: Record<string, string | undefined>) => {
-      let config: ReturnType<typeof loadConfig>;
+      // Loaded here, not at the top: this module defines the command for `cairn --help` too.
+      const [{ ConfigError, loadConfig }, { ListenError, startServer }] = await Promise.all([
+        import('../config.js'),
+        import('../server.js'),
+      ]);
+      let config: Config;
       try {
         config = loadConfig(
           {
@@ -45,8 +50,6 @@ printed once. SIGINT/SIGTERM stop the service after in-flight requests finish.`,
         if (err instanceof ConfigError) throw new UsageError(err.message);
         throw err;
       }
-      // Loaded here, not at the top: `cairn admin` and `--help` share this module and need no server.
-      const { ListenError, startServer } = await import('../server.js');
       let server: Awaited<ReturnType<typeof startServer>>;
       try {
         server = await startServer(config, { env: process.env });
@@ -79,7 +82,7 @@ printed once. SIGINT/SIGTERM stop the service after in-flight requests finish.`,
     });
 }
 
-function printBanner(config: ReturnType<typeof loadConfig>, apiKey: string | null): void {
+function printBanner(config: Config, apiKey: string | null): void {
   const lines = [
     'Cairn is running.',
     `  API      ${config.apiOrigin}`,

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from 'cairn-store-sdk/internal';
 
 /**
  * Everything the CLI writes for a person (tables, records, notes, errors, progress, admin output)
@@ -36,13 +36,19 @@ export function visible(text: string): string {
   return text.replace(ACTS_ON_TERMINAL, escapeOf);
 }
 
-/** Private-use characters around the mark's key; nothing else in the CLI writes them. */
-const KEY = `\u{F3A00}${randomBytes(8).toString('hex')}`;
-const MARK = new RegExp(`${KEY}(\\d+)\u{F3A01}`, 'gu');
+/**
+ * Private-use characters around the mark's key; nothing else in the CLI writes them. Made at the
+ * first mark (colour is off in most runs, and a run without marks needs no random key).
+ */
+let marks: { key: string; pattern: RegExp } | undefined;
 
 /** A mark standing for the SGR code `code` (ESC [ code m) until forTerminal writes it. */
 export function styleMark(code: number): string {
-  return `${KEY}${code}\u{F3A01}`;
+  if (!marks) {
+    const key = `\u{F3A00}${nodeCrypto().randomBytes(8).toString('hex')}`;
+    marks = { key, pattern: new RegExp(`${key}(\\d+)\u{F3A01}`, 'gu') };
+  }
+  return `${marks.key}${code}\u{F3A01}`;
 }
 
 /**
@@ -51,7 +57,8 @@ export function styleMark(code: number): string {
  * whole where they are laid out, see format.ts), then the colour marks of `paint` as colour.
  */
 export function forTerminal(text: string): string {
-  return text.replace(ACTS_ON_TERMINAL_BUT_LF, escapeOf).replace(MARK, (_m, code: string) => `\u001b[${code}m`);
+  const escaped = text.replace(ACTS_ON_TERMINAL_BUT_LF, escapeOf);
+  return marks ? escaped.replace(marks.pattern, (_m, code: string) => `\u001b[${code}m`) : escaped;
 }
 
 /** A line on stdout, through forTerminal. */

@@ -1,4 +1,5 @@
 import type { ArtifactRow, TenantRow } from '../ports/metadata-store.js';
+import { durationSeconds } from '../shared/duration.js';
 import type {
   BatchDownloadUrl,
   BatchDownloadUrls,
@@ -16,7 +17,7 @@ import { parseLinkQuery, type RawQuery } from './list-query.js';
 import { LIMITS, PLANS } from './plans.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
-import { durationSeconds, shownDuration } from './ttl.js';
+import { shownDuration } from './ttl.js';
 
 const DOWNLOAD_PURPOSE = 'download';
 

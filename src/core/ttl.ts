@@ -1,3 +1,4 @@
+import { durationSeconds } from '../shared/duration.js';
 import { CairnError, invalid } from './errors.js';
 import { LIMITS, PLANS, type PlanName } from './plans.js';
 
@@ -8,16 +9,6 @@ import { LIMITS, PLANS, type PlanName } from './plans.js';
  * (src/mcp/context.ts) states the same rule for the agent to read.
  */
 const TTL_FORMAT = /^(?:never|[1-9]\d*[smhd])$/;
-
-const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
-const DURATION = /^[1-9]\d*[smhd]$/;
-
-/** Seconds of a duration such as `3d`, `12h`, `90m` or `45s` (surrounding blanks allowed); else null. */
-export function durationSeconds(text: string): number | null {
-  const t = text.trim();
-  if (!DURATION.test(t)) return null;
-  return Number(t.slice(0, -1)) * UNIT_SECONDS[t.slice(-1) as keyof typeof UNIT_SECONDS];
-}
 
 /** A long duration cut for a message (the caller knows what it sent). */
 export function shownDuration(text: string): string {

@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CairnError } from 'cairn-store-sdk';
-import { durationSeconds } from '../core/ttl.js';
+import { durationSeconds } from '../shared/duration.js';
 import type { CairnApi } from './context.js';
 import { fail } from './results.js';
 

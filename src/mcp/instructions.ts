@@ -1,8 +1,8 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { InitializeRequest, InitializeResult } from '@modelcontextprotocol/sdk/types.js';
 import { InitializeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TIER_LABEL, tierCovers } from '../core/accounts/scopes.js';
-import type { GrantTier } from '../ports/account-store.js';
+import type { GrantTier } from '../shared/scopes.js';
+import { TIER_LABEL, tierCovers } from '../shared/scopes.js';
 import type { Tier } from './context.js';
 import { TOOLS } from './tools.js';
 

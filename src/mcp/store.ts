@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { type ArtifactRecord, CairnError, type UploadStreamOptions } from 'cairn-store-sdk';
+import { nodeCrypto } from 'cairn-store-sdk/internal';
 import { z } from 'zod';
 import { agentId, defineTool, metadataObject, sessionId, type ToolContext, ttl } from './context.js';
 import { exampleCall, fail, failureFrom, invalid, ok } from './results.js';
@@ -96,7 +96,7 @@ export const storeArtifact = defineTool({
         }; got ${given}. ${exampleCall(storeArtifact)}`,
       );
     }
-    const idempotencyKey = args.idempotency_key ?? randomUUID();
+    const idempotencyKey = args.idempotency_key ?? nodeCrypto().randomUUID();
     const meta = { idempotency_key: idempotencyKey };
     const metadata: Record<string, unknown> = { ...args.metadata };
     if (args.model !== undefined && metadata.model === undefined) metadata.model = args.model;

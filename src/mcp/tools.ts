@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CairnError } from 'cairn-store-sdk';
 import { z } from 'zod';
-import { durationSeconds } from '../core/ttl.js';
+import { durationSeconds } from '../shared/duration.js';
 import {
   agentId,
   artifactId,

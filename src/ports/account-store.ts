@@ -12,7 +12,9 @@ import type { TenantRow } from './metadata-store.js';
  */
 
 /** Permission tier of an OAuth grant; each includes the ones before it. */
-export type GrantTier = 'read' | 'write' | 'destroy';
+export type { GrantTier } from '../shared/scopes.js';
+
+import type { GrantTier } from '../shared/scopes.js';
 
 export interface UserRow {
   id: string;

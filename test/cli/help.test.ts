@@ -1,4 +1,6 @@
+import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMAND_MODULES } from '../../src/cli/main.js';
 import { cliWorkspace, expectOk } from '../helpers/cli.js';
 
 /**
@@ -63,6 +65,19 @@ describe('--help', { timeout: 300_000 }, () => {
     expect(expectOk(await cairn(['publish', '--help'])).stdout).toMatch(/replaces the page's title and access/);
     expect(expectOk(await cairn(['push', '--help'])).stdout).toMatch(/one JSON record is printed per line/);
     expect(expectOk(await cairn(['--help'])).stdout).toMatch(/Exit codes: 0 ok, 1 API or runtime error, 2 usage error/);
+  });
+});
+
+describe('the command index', () => {
+  it('names exactly the words each module defines, each word once', async () => {
+    const words: string[] = [];
+    for (const entry of COMMAND_MODULES) {
+      const program = new Command();
+      (await entry.load())(program);
+      expect(program.commands.map((c) => c.name())).toEqual(entry.words);
+      words.push(...entry.words);
+    }
+    expect(new Set(words).size).toBe(words.length);
   });
 });
 

@@ -1,8 +1,6 @@
-import { streamToFile } from './downloads.js';
 import { CairnError } from './errors.js';
 import { walkPages } from './iterate.js';
 import { artifactsQuery, sessionsQuery } from './query.js';
-import { resumableSupport, terminateResumable, uploadResumable } from './resumable.js';
 import { scanTranscriptFile, scanTranscriptText, withTranscriptModels } from './transcript.js';
 import { type Call, followedUncertainAttempt, Transport } from './transport.js';
 import type {
@@ -40,7 +38,6 @@ import type {
   UploadTicket,
   WhoAmI,
 } from './types.js';
-import { fileBody, fileMultipart, jsonUploadBody, streamMultipart } from './uploads.js';
 import { CAIRN_VERSION } from './version.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
@@ -52,6 +49,11 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 export const COMPLETE_TIMEOUT_MS = 15 * 60_000;
 
 const seg = encodeURIComponent;
+
+// The modules of uploads and downloads, loaded by the first call that needs them: a process that
+// only lists or reads records (a CLI command, an MCP server answering a question) never loads them.
+const uploads = () => import('./uploads.js');
+const resumable = () => import('./resumable.js');
 
 /** The Cairn API from TypeScript: wire records as-is (snake_case), options in camelCase. */
 export class CairnClient {
@@ -67,7 +69,7 @@ export class CairnClient {
       maxRetries: Math.max(0, opts.maxRetries ?? 3),
       timeoutMs: opts.timeoutMs ?? 60_000,
       userAgent: opts.userAgent ?? `cairn-sdk-typescript/${CAIRN_VERSION} node/${process.versions.node}`,
-      fetch: opts.fetch ?? globalThis.fetch,
+      fetch: opts.fetch,
     });
   }
 
@@ -97,6 +99,7 @@ export class CairnClient {
 
   /** Multipart, streamed from disk; retried (file re-opened) on 5xx/network only with an idempotencyKey. */
   async uploadFile(path: string, opts: UploadOptions = {}): Promise<ArtifactRecord> {
+    const { fileMultipart } = await uploads();
     return this.upload({ stream: await fileMultipart(path, opts) }, opts);
   }
 
@@ -106,28 +109,29 @@ export class CairnClient {
    * 5xx, 409 or 429 asks the server's offset (HEAD) and goes on from there. Resolves with the
    * artifact (`GET /v1/artifacts/{id}`). `onUploadUrl` gets the URL to keep for a later resume.
    */
-  uploadResumable(path: string, opts: ResumableUploadOptions = {}): Promise<ArtifactRecord> {
-    return uploadResumable(this.http, path, opts);
+  async uploadResumable(path: string, opts: ResumableUploadOptions = {}): Promise<ArtifactRecord> {
+    return (await resumable()).uploadResumable(this.http, path, opts);
   }
 
   /** The server's tus endpoint (`OPTIONS /v1/uploads/tus`), or null on a Cairn without one (404). */
-  resumableUploadSupport(): Promise<ResumableSupport | null> {
-    return resumableSupport(this.http);
+  async resumableUploadSupport(): Promise<ResumableSupport | null> {
+    return (await resumable()).resumableSupport(this.http);
   }
 
   /** Abandons a resumable upload (tus termination): its bytes go. One already gone is no error. */
-  terminateResumableUpload(uploadUrl: string): Promise<void> {
-    return terminateResumable(this.http, uploadUrl);
+  async terminateResumableUpload(uploadUrl: string): Promise<void> {
+    return (await resumable()).terminateResumable(this.http, uploadUrl);
   }
 
   /** Multipart, streamed from the caller's stream; never retried (the stream can be read once). */
-  uploadStream(body: StreamBody, opts: UploadStreamOptions): Promise<ArtifactRecord> {
+  async uploadStream(body: StreamBody, opts: UploadStreamOptions): Promise<ArtifactRecord> {
+    const { streamMultipart } = await uploads();
     return this.upload({ stream: streamMultipart(body, opts) }, opts);
   }
 
   /** JSON body with base64 content (the server takes up to 10 MB decoded). */
-  uploadBytes(content: Uint8Array | string, opts: UploadBytesOptions): Promise<ArtifactRecord> {
-    const body = jsonUploadBody(content, opts);
+  async uploadBytes(content: Uint8Array | string, opts: UploadBytesOptions): Promise<ArtifactRecord> {
+    const body = (await uploads()).jsonUploadBody(content, opts);
     const size = Buffer.byteLength(body.content, 'base64');
     opts.onProgress?.(0, size);
     return this.upload({ json: body }, opts).then((record) => {
@@ -261,6 +265,7 @@ export class CairnClient {
     opts: DownloadToFileOptions = {},
   ): Promise<{ path: string; sizeBytes: number }> {
     const { body, sizeBytes } = await this.download(id);
+    const { streamToFile } = await import('./downloads.js');
     const written = await streamToFile(body, path, sizeBytes, opts);
     return { path, sizeBytes: written };
   }
@@ -331,7 +336,7 @@ export class CairnClient {
       absolute: true,
       auth: false,
       headers,
-      stream: await fileBody(path, contentType, opts.onProgress),
+      stream: await (await uploads()).fileBody(path, contentType, opts.onProgress),
       idempotent: true,
     });
     await res.body?.cancel();

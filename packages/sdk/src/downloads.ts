@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { nodeCrypto } from './builtins.js';
 import { CairnError } from './errors.js';
 import type { DownloadToFileOptions } from './types.js';
 
@@ -18,7 +18,7 @@ export async function streamToFile(
   expectedBytes: number | null,
   opts: DownloadToFileOptions = {},
 ): Promise<number> {
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.part`);
+  const temp = join(dirname(path), `.${basename(path)}.${nodeCrypto().randomBytes(6).toString('hex')}.part`);
   let received = 0;
   const count = new Transform({
     transform(chunk: Buffer, _enc, done) {

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { nodeCrypto } from './builtins.js';
 
 /** Hex SHA-256 of a file, read as a stream so any size fits in constant memory. */
 export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
+  const hash = nodeCrypto().createHash('sha256');
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
@@ -53,7 +53,7 @@ export function deriveSuccessorKey(previousKey: string, deadArtifactId: string):
 }
 
 function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return nodeCrypto().createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
 /** JSON with object keys sorted at every level, so equal metadata always hashes the same. */

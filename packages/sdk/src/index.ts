@@ -2,7 +2,6 @@
 export { CairnClient, DEFAULT_BASE_URL } from './client.js';
 export { CairnError } from './errors.js';
 export { deriveIdempotencyKey, deriveSuccessorKey, type IdempotencyParts, sha256File } from './hashing.js';
-export { artifactIdOfUploadUrl } from './resumable.js';
 export {
   modelOfRecord,
   scanTranscriptFile,
@@ -48,3 +47,4 @@ export type {
   UploadTicket,
   WhoAmI,
 } from './types.js';
+export { artifactIdOfUploadUrl } from './upload-url.js';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from './builtins.js';
 import type { ProgressFn } from './types.js';
 
 /** One multipart/form-data body: text fields first (the server checks them before reading the file), then the file. */
@@ -24,7 +24,7 @@ export function planMultipart(input: {
   fileContentType: string;
   fileSize: number | null;
 }): MultipartPlan {
-  const boundary = `----cairn-${randomBytes(16).toString('hex')}`;
+  const boundary = `----cairn-${nodeCrypto().randomBytes(16).toString('hex')}`;
   let head = '';
   for (const [name, value] of Object.entries(input.fields)) {
     if (value === undefined) continue;

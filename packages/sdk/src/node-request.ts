@@ -1,26 +1,46 @@
-import http from 'node:http';
-import https from 'node:https';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { nodeHttp } from './builtins.js';
+
+/** The part of a fetch `Response` the SDK reads: a real Response fits, and so does `nodeRequest`'s answer. */
+export interface Answer {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: { get(name: string): string | null };
+  /** The whole body as UTF-8 text. */
+  text(): Promise<string>;
+  /** The body as a stream (read it, or cancel it); null when the answer has none. */
+  readonly body: ReadableStream<Uint8Array> | null;
+}
+
+export interface NodeRequestInit {
+  method: string;
+  headers: Record<string, string>;
+  /** A whole body, or a streamed one (sent as fast as the socket drains, so memory stays flat). */
+  body?: string | AsyncIterable<Uint8Array>;
+  signal?: AbortSignal;
+}
 
 /**
- * Sends a streamed request body with node:http and returns a fetch Response. fetch (undici) in
- * Node 20 reads a streamed request body as fast as its source yields, so a 300 MB file ends up
- * in memory; node:http waits for the socket to drain, which keeps memory flat.
+ * One HTTP request with node:http (node:https for https URLs; both loaded on first use, see builtins.ts), answered as an
+ * `Answer`. The default transport of the SDK, so a client process never loads fetch's stack;
+ * keep-alive sockets come from Node's global agents, which unref them while idle, so a process
+ * exits when its work is done as long as every answer is read to its end (or its body
+ * cancelled): an answer without a body is read here at once.
  *
- * The server may answer before it has read the whole body: an idempotent replay (the answer is
- * known from the key alone) or a refusal. The rest of the body is then never sent: the source stops
- * being read at once, and the connection (which cannot carry another request with a body cut
- * short) is closed once the answer has been read. Sending on would wait for a server that no
- * longer reads, which held a replayed push of a few MB open for over a minute.
+ * A streamed body: the server may answer before it has read all of it (an idempotent replay, or
+ * a refusal). The rest is then never sent: the source stops being read at once, and the
+ * connection (which cannot carry another request after a body cut short) is closed once the
+ * answer has been read. Sending on would wait for a server that no longer reads.
  */
-export function streamRequest(
-  url: URL,
-  init: { method: string; headers: Record<string, string>; body: AsyncIterable<Uint8Array>; signal: AbortSignal },
-): Promise<Response> {
-  const lib = url.protocol === 'https:' ? https : http;
-  return new Promise<Response>((resolve, reject) => {
-    const req = lib.request(url, { method: init.method, headers: init.headers, signal: init.signal });
+export function nodeRequest(url: URL, init: NodeRequestInit): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    const req = nodeHttp(url.protocol).request(url, {
+      method: init.method,
+      headers: init.headers,
+      signal: init.signal,
+    });
     let settled = false;
     let answered = false;
     const fail = (err: unknown) => {
@@ -36,22 +56,16 @@ export function streamRequest(
         res.once('end', hangUp);
         res.once('close', hangUp);
       }
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) {
-        if (Array.isArray(v)) for (const one of v) headers.append(k, one);
-        else if (v !== undefined) headers.set(k, v);
-      }
-      const status = res.statusCode ?? 0;
-      const bodyless = status === 204 || status === 304;
-      // A response is only done once read to its end; until then its keep-alive socket stays busy,
-      // and referenced, so the process would wait for the server to close it (72 s) before exiting.
-      if (bodyless) res.resume();
-      const body = bodyless ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
-      resolve(new Response(body, { status, statusText: res.statusMessage ?? '', headers }));
+      resolve(new NodeAnswer(res, init.method === 'HEAD'));
     });
     req.on('error', fail);
+    const body = init.body;
+    if (body === undefined || typeof body === 'string') {
+      req.end(body);
+      return;
+    }
     async function* untilAnswered(): AsyncGenerator<Uint8Array> {
-      for await (const chunk of init.body) {
+      for await (const chunk of body as AsyncIterable<Uint8Array>) {
         if (answered) return;
         yield chunk;
       }
@@ -62,4 +76,48 @@ export function streamRequest(
       req.destroy();
     });
   });
+}
+
+class NodeAnswer implements Answer {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: HeaderView;
+  private readonly bodyless: boolean;
+  private stream: ReadableStream<Uint8Array> | null = null;
+
+  constructor(
+    private readonly res: IncomingMessage,
+    head: boolean,
+  ) {
+    this.status = res.statusCode ?? 0;
+    this.ok = this.status >= 200 && this.status < 300;
+    this.headers = new HeaderView(res.headers);
+    this.bodyless = head || this.status === 204 || this.status === 304;
+    // Read to its end, so that its keep-alive socket goes back to the pool (where it is unref'd).
+    if (this.bodyless) res.resume();
+  }
+
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.bodyless) return null;
+    this.stream ??= Readable.toWeb(this.res) as ReadableStream<Uint8Array>;
+    return this.stream;
+  }
+
+  async text(): Promise<string> {
+    if (this.bodyless) return '';
+    const chunks: Buffer[] = [];
+    for await (const chunk of this.res) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+}
+
+/** `Headers.get` over node's header object: names are lower case there, repeats joined by ", ". */
+class HeaderView {
+  constructor(private readonly raw: IncomingHttpHeaders) {}
+
+  get(name: string): string | null {
+    const v = this.raw[name.toLowerCase()];
+    if (v === undefined) return null;
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
 }

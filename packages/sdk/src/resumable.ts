@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CairnError } from './errors.js';
-import { retryWaitMs, type Transport } from './transport.js';
+import { type Answer, retryWaitMs, type Transport } from './transport.js';
 import type { ArtifactRecord, ProgressFn, ResumableSupport, ResumableUploadOptions } from './types.js';
 import { uploadFields } from './uploads.js';
 
@@ -24,12 +24,6 @@ export function tusMetadata(fields: Record<string, string | undefined>): string 
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
     .map(([key, value]) => `${key} ${Buffer.from(value, 'utf8').toString('base64')}`)
     .join(',');
-}
-
-/** The artifact an upload makes: the last path segment of its URL. */
-export function artifactIdOfUploadUrl(uploadUrl: string): string {
-  const segment = new URL(uploadUrl).pathname.split('/').filter(Boolean).at(-1) ?? '';
-  return decodeURIComponent(segment);
 }
 
 /** An upload as this client addresses it: the URL it was given (for messages), its API path and id. */
@@ -69,7 +63,7 @@ function uploadTarget(uploadUrl: string): UploadTarget {
 
 /** What `OPTIONS /v1/uploads/tus` offers; null when the server has no tus endpoint (404: an older Cairn). */
 export async function resumableSupport(http: Transport): Promise<ResumableSupport | null> {
-  let res: Response;
+  let res: Answer;
   try {
     res = await http.send({ method: 'OPTIONS', path: TUS_PATH, headers: TUS_HEADERS, auth: false, idempotent: true });
   } catch (err) {
@@ -169,7 +163,7 @@ async function createUpload(
   };
   const key = opts.idempotencyKey;
   if (key !== undefined) headers['idempotency-key'] = key;
-  let res: Response;
+  let res: Answer;
   try {
     res = await http.send({ method: 'POST', path: TUS_PATH, headers, idempotent: key !== undefined });
   } catch (err) {
@@ -212,7 +206,7 @@ async function createUpload(
 
 /** HEAD: the server's offset. 404 (no body on HEAD) becomes `not_found`; a different length is refused. */
 async function uploadOffset(http: Transport, { url, path }: UploadTarget, size: number): Promise<number> {
-  let res: Response;
+  let res: Answer;
   try {
     res = await http.send({ method: 'HEAD', path, headers: TUS_HEADERS, idempotent: true });
   } catch (err) {
@@ -374,7 +368,7 @@ function isGone(err: unknown): boolean {
   return err instanceof CairnError && err.status === 404;
 }
 
-function headerInt(res: Response, name: string, method: string): number {
+function headerInt(res: Answer, name: string, method: string): number {
   const raw = res.headers.get(name);
   const n = raw === null ? Number.NaN : Number(raw);
   if (!Number.isSafeInteger(n) || n < 0) {

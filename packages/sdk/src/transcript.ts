@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 
 /**
  * The models a transcript names, for the conventional metadata (`model`, `model_source`,
@@ -89,6 +88,7 @@ const WHOLE_JSON_MAX_BYTES = 32 * 1024 * 1024;
 /** Reads a transcript file line by line (memory does not grow with the file). */
 export async function scanTranscriptFile(path: string): Promise<TranscriptModels> {
   const s = new TranscriptModelScanner();
+  const { createInterface } = await import('node:readline');
   const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
   for await (const line of lines) s.addLine(line);
   const found = s.result();

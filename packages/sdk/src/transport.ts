@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CairnError } from './errors.js';
-import { streamRequest } from './node-request.js';
+import { type Answer, nodeRequest } from './node-request.js';
+
+export type { Answer } from './node-request.js';
 
 export interface TransportConfig {
   baseUrl: string;
@@ -8,7 +10,8 @@ export interface TransportConfig {
   maxRetries: number;
   timeoutMs: number;
   userAgent: string;
-  fetch: typeof fetch;
+  /** A caller's fetch for the calls without a streamed body; otherwise they go out with node:http. */
+  fetch?: typeof fetch;
 }
 
 /** A streamed request body; `open` is called once per attempt. */
@@ -57,8 +60,8 @@ export function followedUncertainAttempt(err: unknown): boolean {
 export class Transport {
   constructor(readonly config: TransportConfig) {}
 
-  /** Sends the call with the retry policy and returns the 2xx response (body unread). */
-  async send(call: Call): Promise<Response> {
+  /** Sends the call with the retry policy and returns the 2xx response (body unread: read or cancel it). */
+  async send(call: Call): Promise<Answer> {
     const max = call.stream && !call.stream.reopenable ? 0 : this.config.maxRetries;
     // Set once an attempt failed in a way that leaves its outcome unknown (5xx, network error).
     let uncertain = false;
@@ -67,7 +70,7 @@ export class Transport {
       return error;
     };
     for (let attempt = 0; ; attempt++) {
-      let res: Response;
+      let res: Answer;
       // For a streamed upload: the server may answer (an error) before reading all of the body;
       // aborting then tears the connection down instead of leaving a half-sent request on it.
       const upload = call.stream ? new AbortController() : undefined;
@@ -106,7 +109,7 @@ export class Transport {
   }
 
   /** json(), keeping the response headers (e.g. `Idempotent-Replayed`). */
-  async jsonWithHeaders<T>(call: Call): Promise<{ body: T; headers: Headers }> {
+  async jsonWithHeaders<T>(call: Call): Promise<{ body: T; headers: Answer['headers'] }> {
     const res = await this.send(call);
     const text = await res.text().catch((err: unknown) => {
       throw networkError(err);
@@ -123,7 +126,7 @@ export class Transport {
     }
   }
 
-  private async once(call: Call, uploadSignal?: AbortSignal): Promise<Response> {
+  private async once(call: Call, uploadSignal?: AbortSignal): Promise<Answer> {
     const url = new URL(call.absolute ? call.path : this.config.baseUrl + call.path);
     for (const [k, v] of Object.entries(call.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
     const headers: Record<string, string> = { 'user-agent': this.config.userAgent, ...call.headers };
@@ -132,34 +135,38 @@ export class Transport {
       headers['content-type'] = call.stream.contentType;
       if (call.stream.contentLength !== null) headers['content-length'] = String(call.stream.contentLength);
       const body = await call.stream.open();
-      return streamRequest(url, {
-        method: call.method,
-        headers,
-        body,
-        signal: uploadSignal ?? new AbortController().signal,
-      });
+      return nodeRequest(url, { method: call.method, headers, body, signal: uploadSignal });
     }
-    const init: RequestInit = { method: call.method, headers };
+    let body: string | undefined;
     if (call.json !== undefined) {
+      body = JSON.stringify(call.json);
       headers['content-type'] = 'application/json';
-      init.body = JSON.stringify(call.json);
     }
     // Streamed bodies (upload above, or a download read by the caller) may take longer than any fixed timeout.
     const ms = this.config.timeoutMs <= 0 ? 0 : Math.max(this.config.timeoutMs, call.minTimeoutMs ?? 0);
-    if (ms <= 0) return this.config.fetch(url, init);
-    if (!call.streamResponse) {
-      init.signal = AbortSignal.timeout(ms);
-      return this.config.fetch(url, init);
-    }
+    if (ms <= 0) return this.request(url, call.method, headers, body);
+    if (!call.streamResponse) return this.request(url, call.method, headers, body, AbortSignal.timeout(ms));
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(new DOMException('Timed out waiting for headers', 'TimeoutError')), ms);
     timer.unref();
-    init.signal = ctl.signal;
     try {
-      return await this.config.fetch(url, init);
+      return await this.request(url, call.method, headers, body, ctl.signal);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** A call without a streamed body: through the caller's fetch when one was given. */
+  private request(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<Answer> {
+    if (this.config.fetch) return this.config.fetch(url, { method, headers, body, signal });
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    return nodeRequest(url, { method, headers, body, signal });
   }
 }
 
@@ -176,8 +183,9 @@ function backoffMs(attempt: number): number {
 
 function networkError(err: unknown): CairnError {
   if (err instanceof CairnError) return err;
-  const e = err as { name?: string; message?: string; cause?: { message?: string; code?: string } };
-  const timedOut = e?.name === 'TimeoutError';
+  const e = err as { name?: string; message?: string; cause?: { name?: string; message?: string; code?: string } };
+  // fetch throws the signal's TimeoutError itself; node:http an AbortError caused by it.
+  const timedOut = e?.name === 'TimeoutError' || (e?.name === 'AbortError' && e.cause?.name === 'TimeoutError');
   const detail = e?.cause?.message ?? e?.cause?.code ?? e?.message ?? String(err);
   return new CairnError({
     code: 'network_error',
@@ -206,7 +214,7 @@ interface Envelope {
   };
 }
 
-export async function errorFromResponse(res: Response): Promise<CairnError> {
+export async function errorFromResponse(res: Answer): Promise<CairnError> {
   const text = await res.text().catch(() => '');
   let env: Envelope | null = null;
   try {

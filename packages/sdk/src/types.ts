@@ -11,7 +11,10 @@ export interface CairnClientOptions {
   /** Per request, default 60_000 (not applied to streaming bodies). */
   timeoutMs?: number;
   userAgent?: string;
-  /** Injectable for tests; default global fetch (undici). */
+  /**
+   * A fetch for every call without a streamed body (tests, instrumentation, a proxy agent).
+   * Default: Node's own http/https, which spares a process the cost of loading fetch.
+   */
   fetch?: typeof fetch;
 }
 

@@ -2,7 +2,7 @@ import { styleMark, visible } from '../terminal-text.js';
 
 /** Human renderings of sizes, times and tables, with colour only where a person is looking. */
 
-export { formatBytes } from '../../units.js';
+export { formatBytes } from '../../shared/units.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -5,16 +5,10 @@ import { stderrLine } from '../terminal-text.js';
  * Under `--json` a client command's failure is machine-readable, as the admin commands' are: the
  * API's `{"error":{"code","message","status",…}}` envelope, one line on stderr, stdout empty.
  * API answers keep their own fields; a network failure is `network_error` with status 0; a usage
- * mistake (exit 2) is `invalid_request` with status 400.
+ * mistake (exit 2) is `invalid_request` with status 400 (`printJsonUsageError`, usage-error.ts).
  */
 export function printJsonFailure(err: unknown): void {
   stderrLine(JSON.stringify({ error: envelopeBody(err) }));
-}
-
-/** A usage mistake (commander's or Cairn's) as the envelope; `text` may carry commander's "error: " prefix. */
-export function printJsonUsageError(text: string): void {
-  const message = text.replace(/^error:\s*/i, '').trim();
-  stderrLine(JSON.stringify({ error: { code: 'invalid_request', message, status: 400 } }));
 }
 
 function envelopeBody(err: unknown): Record<string, unknown> {

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { nodeCrypto } from 'cairn-store-sdk/internal';
 import { nonEmpty } from './config-file.js';
 
 /**
@@ -47,7 +47,10 @@ export function uploadStateDir(env: NodeJS.ProcessEnv = process.env): string {
 
 /** The state file of one version of one local file (another size or mtime is another file). */
 export function uploadStateFile(dir: string, id: FileIdentity): string {
-  const name = createHash('sha256').update(`${id.file}\u0000${id.size}\u0000${id.mtimeMs}`, 'utf8').digest('hex');
+  const name = nodeCrypto()
+    .createHash('sha256')
+    .update(`${id.file}\u0000${id.size}\u0000${id.mtimeMs}`, 'utf8')
+    .digest('hex');
   return path.join(dir, `${name}.json`);
 }
 

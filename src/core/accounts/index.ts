@@ -35,8 +35,8 @@ export function createAccounts(core: Core, store: AccountStore): Accounts {
   };
 }
 
+export { SCOPE_OF, TIER_LABEL, TIERS, tierCovers } from '../../shared/scopes.js';
 export type { BrowserSession } from './browser-sessions.js';
 export { mcpResourceOf } from './oauth-authorize.js';
 export { PUBLIC_CLIENT_ID, PUBLIC_CLIENT_NAME } from './oauth-clients.js';
 export { OAuthError } from './oauth-errors.js';
-export { SCOPE_OF, TIER_LABEL, TIERS, tierCovers } from './scopes.js';

@@ -1,9 +1,9 @@
 import type { AccountStore, GrantTier, OAuthGrantRow, Principal } from '../../ports/account-store.js';
+import { SCOPE_OF } from '../../shared/scopes.js';
 import type { CoreDeps } from '../context.js';
 import { CairnError } from '../errors.js';
 import { mcpResourceOf, sameResource } from './oauth-authorize.js';
 import { OAuthError } from './oauth-errors.js';
-import { SCOPE_OF } from './scopes.js';
 import {
   ACCESS_TOKEN,
   AUTH_CODE,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
 import { PLANS } from '../../core/plans.js';
-import { formatBytes } from '../../units.js';
+import { formatBytes } from '../../shared/units.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { confirmPage } from './confirm.js';
 import { type DashboardContext, dashboardCaller, userError } from './context.js';

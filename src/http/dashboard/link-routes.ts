@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
-import { formatBytes } from '../../units.js';
+import { formatBytes } from '../../shared/units.js';
 import type { ArtifactRecord } from '../../wire/artifacts.js';
 import type { LinkList } from '../../wire/sharing.js';
 import { html, type SafeHtml } from '../render/html.js';

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
 import type { AuthorizeRequest } from '../../core/accounts/oauth-authorize.js';
-import { isTier, SCOPE_OF, TIER_LABEL, TIERS } from '../../core/accounts/scopes.js';
 import { TOOLS } from '../../mcp/tools.js';
 import type { GrantTier } from '../../ports/account-store.js';
+import { isTier, SCOPE_OF, TIER_LABEL, TIERS } from '../../shared/scopes.js';
 import { type DashboardContext, field } from '../dashboard/context.js';
 import { centeredPage, csrfField, errorPage, sendHtml } from '../dashboard/layout.js';
 import { html } from '../render/html.js';

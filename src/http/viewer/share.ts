@@ -1,6 +1,6 @@
 import { toIso } from '../../core/time.js';
 import type { ArtifactRow, PageRow } from '../../ports/metadata-store.js';
-import { formatBytes } from '../../units.js';
+import { formatBytes } from '../../shared/units.js';
 import { modelOf } from '../render/format.js';
 import { html, type SafeHtml } from '../render/html.js';
 

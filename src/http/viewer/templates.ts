@@ -2,7 +2,7 @@ import { REPORT_REASONS } from '../../core/pages.js';
 import { essence, type RendererKind } from '../../core/renderer.js';
 import { toIso } from '../../core/time.js';
 import type { ArtifactRow, PageRow } from '../../ports/metadata-store.js';
-import { formatBytes } from '../../units.js';
+import { formatBytes } from '../../shared/units.js';
 import { modelOf } from '../render/format.js';
 import { type HtmlValue, html, type SafeHtml, trustedHtml } from '../render/html.js';
 import { PREVIEW_SHELL_CSS } from './preview-styles.js';

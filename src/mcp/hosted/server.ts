@@ -9,8 +9,8 @@ import {
   McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { SCOPE_OF, TIER_LABEL, tierCovers } from '../../core/accounts/scopes.js';
 import type { GrantTier } from '../../ports/account-store.js';
+import { SCOPE_OF, TIER_LABEL, tierCovers } from '../../shared/scopes.js';
 import type { CairnApi, ToolContext, ToolDef } from '../context.js';
 import { hostedInstructions } from '../instructions.js';
 import { listResources, RESOURCE_TEMPLATES, readResource } from '../resources.js';

@@ -1,4 +1,5 @@
-import type { GrantTier } from '../../ports/account-store.js';
+/** A hosted MCP grant's permission tier, as the consent screen offers them. */
+export type GrantTier = 'read' | 'write' | 'destroy';
 
 /**
  * The consent screen's nested permission tiers and their scope names. A tier includes every tier
