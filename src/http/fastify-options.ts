@@ -8,6 +8,7 @@ import {
 import type { TrustProxy } from '../config.js';
 import { CairnError, toEnvelope } from '../core/errors.js';
 import type { Core } from '../core/index.js';
+import { lazySchemaController } from './lazy-compilers.js';
 import type { ListenerMetrics } from './metrics-hooks.js';
 import { clientErrorHandler } from './protocol-errors.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
@@ -56,6 +57,8 @@ export function baseOptions(
     trustProxy: fastifyTrustProxy(trustProxy),
     // verbose: a refusal can quote the failing field's own `examples` (see src/http/errors.ts).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
+    // Each route's validators and serializers are compiled at its first request (lazy-compilers.ts).
+    schemaController: lazySchemaController,
     // Let in-flight requests finish on shutdown; idle keep-alive sockets are closed at once.
     forceCloseConnections: 'idle',
     // Requests arriving while closing get our own 503 envelope (installShutdownGate), not Fastify's body.
