@@ -59,7 +59,10 @@ export class Sweeper {
       idempotencyPurged: await this.drain((n) =>
         sweeperStore.purgeIdempotency(now - LIMITS.idempotencySeconds * 1000, n),
       ),
-      linksPurged: await this.drain((n) => sweeperStore.purgeDeadLinks(now, n)),
+      // A revoked link is kept for a day, so that revoking it again answers its owner the same.
+      linksPurged: await this.drain((n) =>
+        sweeperStore.purgeDeadLinks(now, now - LIMITS.revokedLinkRetentionSeconds * 1000, n),
+      ),
       // Landed at or after its pending row was created, so older than the retention means
       // abandoned (a completed upload drops its own; this also catches a drop that failed). The
       // pieces of resumable uploads are landings too, and expire with the same retention.

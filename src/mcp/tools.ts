@@ -287,7 +287,7 @@ export const TOOLS: readonly ToolDef[] = [
     description:
       'Revoke one download link (lnk_…): its URL stops working at once for everyone who has it; the artifact ' +
       'and its other links stay. Only when the user asked for it. Idempotent: revoking again, or a link that ' +
-      'has expired, answers the same.',
+      'has expired, answers the same; a link_id that is not this account’s is artifact_not_found.',
     example: { link_id: 'lnk_8Hq2ZpX4mR7tK1vN3bYc' },
     tier: 'destroy',
     destructive: true,

@@ -329,7 +329,14 @@ if (reason && process.env.CI) {
           const links = await Promise.all(
             Array.from({ length: 12 }, (_, i) =>
               (i % 2 ? a : b).createLink(
-                { id: `lnk_${i}`, tenantId: tenant.id, artifactId: art.id, createdAt: T0, expiresAt: T0 + 1_000 },
+                {
+                  id: `lnk_${i}`,
+                  tenantId: tenant.id,
+                  artifactId: art.id,
+                  createdAt: T0,
+                  expiresAt: T0 + 1_000,
+                  revokedAt: null,
+                },
                 5,
                 T0,
               ),

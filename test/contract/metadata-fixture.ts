@@ -92,6 +92,7 @@ export function metadataFixture(makeStore: MakeMetadataStore) {
       artifactId: artifact.id,
       createdAt: T0,
       expiresAt: T0 + DAY,
+      revokedAt: null,
       ...over,
     };
   }

@@ -141,7 +141,7 @@ export function sweeperStoreContract(name: string, makeStore: MakeMetadataStore)
         expect(await store.getIdempotency(A.id, 'k2', 0)).toEqual({ status: 201, body: '2' });
       });
 
-      it('purgeDeadLinks drops expired links and links to inactive artifacts, in batches', async () => {
+      it('purgeDeadLinks drops expired links, links revoked long enough ago and links to inactive artifacts, in batches', async () => {
         const a = await put(row(A.id));
         const pending = row(A.id, { status: 'pending' });
         await store.insertArtifact({ artifact: pending, storageLimitBytes: UNLIMITED });
@@ -151,10 +151,18 @@ export function sweeperStoreContract(name: string, makeStore: MakeMetadataStore)
         await store.createLink(link(a, { expiresAt: T0 + 1 }), 100, T0);
         const orphan = link(pending, { expiresAt: T0 + DAY });
         await store.createLink(orphan, 100, T0);
-        expect(await store.purgeDeadLinks(T0 + HOUR, 2)).toBe(2);
-        expect(await store.purgeDeadLinks(T0 + HOUR, 2)).toBe(1);
-        expect(await store.purgeDeadLinks(T0 + HOUR, 2)).toBe(0);
+        // Revoked (and so expired) at T0 + 1 and at T0 + HOUR: kept until revoked before the second bound.
+        const revokedEarly = link(a, { expiresAt: T0 + DAY });
+        const revokedLate = link(a, { expiresAt: T0 + DAY });
+        for (const l of [revokedEarly, revokedLate]) await store.createLink(l, 100, T0);
+        await store.revokeLink(A.id, revokedEarly.id, T0 + 1);
+        await store.revokeLink(A.id, revokedLate.id, T0 + HOUR);
+        expect(await store.purgeDeadLinks(T0 + HOUR, T0 + 1, 2)).toBe(2);
+        expect(await store.purgeDeadLinks(T0 + HOUR, T0 + 1, 2)).toBe(2);
+        expect(await store.purgeDeadLinks(T0 + HOUR, T0 + 1, 2)).toBe(0);
         expect(await store.getLink(orphan.id)).toBeNull();
+        expect(await store.getLink(revokedEarly.id)).toBeNull();
+        expect((await store.getLink(revokedLate.id))?.link).toMatchObject({ revokedAt: T0 + HOUR });
         expect((await store.getLink(keep.id))?.link).toEqual(keep);
         expect(await store.countActiveLinks(A.id, T0)).toBe(1);
       });
