@@ -84,18 +84,6 @@ export class ResumableUploadService {
     const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
     const length = checkLength(req.lengthBytes, tenant.plan, upgradeUrl);
     const now = clock.now();
-    // Unfinished uploads hold bytes too: their lengths are reserved against the storage quota, and
-    // a tenant has at most MAX_OPEN_UPLOADS of them, so uploads never finished cannot fill a disk.
-    const open = await resumables.openResumables(tenant.id, now);
-    if (open.count >= MAX_OPEN_UPLOADS) {
-      throw new CairnError(
-        'quota_exceeded',
-        `At most ${MAX_OPEN_UPLOADS} resumable uploads may be unfinished at once; finish one, or DELETE it to abandon it.`,
-      );
-    }
-    if (tenant.storageBytes + open.lengthBytes + length > PLANS[tenant.plan].storageBytes) {
-      throw this.uploads.storageFull(tenant.plan);
-    }
     const row = buildArtifactRow(
       tenant.id,
       tenant.plan,
@@ -107,13 +95,20 @@ export class ResumableUploadService {
     );
     const expiresAt = now + RESUMABLE_RETENTION_MS;
     // The upload's row first: a crash before the artifact leaves only a row that expires.
-    await resumables.createResumable({
-      id: row.id,
-      tenantId: tenant.id,
-      lengthBytes: length,
-      createdAt: now,
-      expiresAt,
-    });
+    // Unfinished uploads hold bytes too: their lengths are reserved against the storage quota, and
+    // a tenant has at most MAX_OPEN_UPLOADS of them, so uploads never finished cannot fill a disk.
+    // The store checks both and inserts in one step, so concurrent creations cannot pass them.
+    const opened = await resumables.createResumable(
+      { id: row.id, tenantId: tenant.id, lengthBytes: length, createdAt: now, expiresAt },
+      { maxOpen: MAX_OPEN_UPLOADS, storageLimitBytes: PLANS[tenant.plan].storageBytes },
+    );
+    if (opened === 'too_many') {
+      throw new CairnError(
+        'quota_exceeded',
+        `At most ${MAX_OPEN_UPLOADS} resumable uploads may be unfinished at once; finish one, or DELETE it to abandon it.`,
+      );
+    }
+    if (opened === 'storage_full') throw this.uploads.storageFull(tenant.plan);
     const inserted = await this.insertPending(row, tenant.plan, key, now).catch(async (err: unknown) => {
       await resumables.deleteResumable(tenant.id, row.id);
       throw err;
