@@ -40,7 +40,7 @@ describe('storage quota', () => {
     const hash = createHash('sha256').update(`filler ${name}`).digest('hex');
     const { artifactStore: store } = s.core.deps;
     const now = clock.now();
-    expect(await store.pinBlob(tenant.id, hash, size, now)).toBe('pinned');
+    expect(await store.pinBlob(tenant.id, hash, size, now, { owner: 'filler', until: now + 60_000 })).toBe('write');
     await store.insertArtifact({
       artifact: {
         id: newArtifactId(),

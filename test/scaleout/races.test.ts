@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { PLANS } from '../../src/core/plans.js';
 import { MAX_OPEN_UPLOADS } from '../../src/core/resumable.js';
 import { createRuntime } from '../../src/runtime.js';
-import { eventually, expectError, uploadJson } from '../helpers/e2e.js';
+import { eventually, expectError, fetchBytes, sha256, uploadJson } from '../helpers/e2e.js';
 import { connectHttpMcp } from '../helpers/hosted.js';
 import { type ServeProcess, spawnServe } from '../helpers/process.js';
 import { createScaleoutBackend, type ScaleoutBackend, scaleoutUnavailable } from '../helpers/scaleout.js';
@@ -242,6 +242,79 @@ if (reason && process.env.CI) {
         expect(statuses(results)).toEqual([...Array(3).fill(200), ...Array(7).fill(403)]);
         expect((await admin.core.deps.tenantStore.getTenant(id))?.storageBytes).toBe(PLANS.pro.storageBytes);
       });
+    });
+
+    describe('item 2: a committed blob is never written again, and every complete answers the record', () => {
+      /** CopyObject calls that created each object: a blob is copied into place exactly once. */
+      const copies = new Map<string, number>();
+      let stopWatching: () => void;
+      beforeAll(() => {
+        stopWatching = backend.s3.onObjectEvent((name, objectKey) => {
+          if (name === 'ObjectCreated:Copy') copies.set(objectKey, (copies.get(objectKey) ?? 0) + 1);
+        });
+      });
+      afterAll(() => stopWatching?.());
+      const blobObject = (tenantId: string, hash: string) => `${backend.env.CAIRN_S3_PREFIX}${tenantId}/${hash}`;
+      const downloaded = async (s: ServeProcess, key: string, artifactId: string) => {
+        const link = await api(s.apiUrl, key, 'GET', `/v1/artifacts/${artifactId}/download-url`);
+        if (link.status !== 200) return `download-url ${link.status}`;
+        const got = await fetchBytes(link.json.download_url);
+        return got.status === 200 ? sha256(got.body) : `download ${got.status}`;
+      };
+
+      it('4 completes of one presigned upload at once, 2 on each instance, 15 times: the same record each, one copy', async () => {
+        const { key, id } = await tenant('complete-race');
+        const problems: string[] = [];
+        for (let round = 0; round < 15; round++) {
+          const bytes = randomBytes(512 * 1024);
+          const ticket = await api(on(round).apiUrl, key, 'POST', '/v1/artifacts/upload-url', {
+            filename: `c${round}.bin`,
+            size_bytes: bytes.length,
+          });
+          expect(ticket.status, ticket.text).toBe(201);
+          const artifactId = ticket.json.artifact_id as string;
+          const put = await fetch(ticket.json.upload_url, {
+            method: 'PUT',
+            body: bytes,
+            headers: ticket.json.upload_headers,
+          });
+          expect(put.status).toBe(200);
+          const results = await Promise.all(
+            [0, 1, 2, 3].map((i) => api(on(i).apiUrl, key, 'POST', `/v1/artifacts/${artifactId}/complete`)),
+          );
+          const answers = new Set(results.map((r) => `${r.status} ${r.status === 200 ? r.text : r.json?.error?.code}`));
+          const copied = copies.get(blobObject(id, sha256(bytes))) ?? 0;
+          const got = await downloaded(on(round + 1), key, artifactId);
+          if (answers.size !== 1 || results[0]!.status !== 200 || copied !== 1 || got !== sha256(bytes)) {
+            problems.push(
+              `round ${round}: answers ${[...answers].map((x) => x.slice(0, 40))}, copies ${copied}, ${got}`,
+            );
+          }
+        }
+        expect(problems).toEqual([]);
+        // Every landed object went once its artifact was active.
+        expect((await backend.objectKeys()).filter((k) => k.startsWith(`uploads/${id}/`))).toEqual([]);
+      }, 120_000);
+
+      it('8 uploads of the same new bytes at once, 4 on each instance, 10 times: 8 artifacts, one copy', async () => {
+        const { key, id } = await tenant('same-bytes-race');
+        const problems: string[] = [];
+        for (let round = 0; round < 10; round++) {
+          const bytes = randomBytes(256 * 1024);
+          const results = await Promise.all(
+            Array.from({ length: 8 }, (_, i) =>
+              uploadJson(on(i).apiUrl, key, { filename: `s${round}-${i}.bin`, content: bytes.toString('base64') }),
+            ),
+          );
+          const copied = copies.get(blobObject(id, sha256(bytes))) ?? 0;
+          const created = results.filter((r) => r.status === 201);
+          const got = created[0] ? await downloaded(on(round), key, created[0].json.artifact_id) : 'none';
+          if (created.length !== 8 || copied !== 1 || got !== sha256(bytes)) {
+            problems.push(`round ${round}: ${statuses(results)}, copies ${copied}, ${got}`);
+          }
+        }
+        expect(problems).toEqual([]);
+      }, 120_000);
     });
 
     describe('item 4: parallel sweeps', () => {

@@ -255,6 +255,12 @@ export const MIGRATIONS: readonly ((t: SchemaTypes) => string)[] = [
   (t) => `
   ALTER TABLE links ADD COLUMN revoked_at ${t.bigint};
   `,
+  // 8: the one upload that may write a blob's bytes, until writing_until: uploads of the same new
+  // bytes on any instance take turns, so bytes once stored are never written again.
+  (t) => `
+  ALTER TABLE blobs ADD COLUMN writer ${t.id};
+  ALTER TABLE blobs ADD COLUMN writing_until ${t.bigint};
+  `,
 ];
 
 /** The latest version: the one a database is at once every migration has been applied. */
