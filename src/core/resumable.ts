@@ -214,7 +214,9 @@ export class ResumableUploadService {
     const leased = ARTIFACT_ID.test(id) ? await this.leases.take(caller.tenant.id, id) : null;
     if (!leased || leased === 'held') {
       source.resume();
-      if (leased === 'held') throw offsetConflict('Another PATCH of this upload is in progress; HEAD it and retry.');
+      if (leased === 'held' && !(await this.goneWhileHeld(caller.tenant.id, id))) {
+        throw offsetConflict('Another PATCH of this upload is in progress; HEAD it and retry.');
+      }
       if ((await this.deps.artifactStore.getArtifact(caller.tenant.id, id))?.status === 'active') {
         throw offsetConflict('This upload is already complete; GET /v1/artifacts/{id} for its record.');
       }
@@ -266,14 +268,26 @@ export class ResumableUploadService {
     // Under the lease: a PATCH or HEAD finishing the upload meanwhile would make it an artifact
     // from pieces going away.
     const leased = ARTIFACT_ID.test(id) ? await this.leases.take(caller.tenant.id, id) : null;
-    if (leased === 'held') throw offsetConflict('A PATCH of this upload is in progress; retry when it is over.');
-    if (!leased || !(await resumables.deleteResumable(caller.tenant.id, id))) {
-      throw new CairnError(
+    const none = () =>
+      new CairnError(
         'not_found',
         'No such upload in progress. A finished upload is an artifact: DELETE /v1/artifacts/{id} removes it.',
       );
+    if (leased === 'held') {
+      if (await this.goneWhileHeld(caller.tenant.id, id)) throw none();
+      throw offsetConflict('A PATCH of this upload is in progress; retry when it is over.');
     }
+    if (!leased || !(await resumables.deleteResumable(caller.tenant.id, id))) throw none();
     await this.dropPieces(leased.row.segments);
+  }
+
+  /**
+   * Whether an upload someone holds is gone all the same: expired (the holder is the sweeper
+   * removing it) or removed since.
+   */
+  private async goneWhileHeld(tenantId: string, id: string): Promise<boolean> {
+    const row = await this.deps.resumables.getResumable(tenantId, id);
+    return row === null || row.expiresAt <= this.deps.clock.now();
   }
 
   /** Lands the body as a new piece and records it; returns the row as it is now. */
