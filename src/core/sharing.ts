@@ -161,9 +161,9 @@ export class SharingService {
   /**
    * Revokes a link: it is marked revoked, so the next request for its URL (on any instance: every
    * request reads the store) is a 404, and it frees its place under the plan's cap. Idempotent for
-   * its owner: one already revoked (for a day after) or expired answers the same. An id that names
-   * none of the caller's links, another tenant's included, is not found, as every other object of
-   * another tenant is: the answer says nothing about other tenants' ids.
+   * its owner: one already revoked (kept a day) answers the same, as does one expired and not yet
+   * swept. An id that names none of the caller's links, another tenant's included, is not found,
+   * as every other object of another tenant is: the answer says nothing about other tenants' ids.
    */
   async revokeLink(caller: Caller, linkId: string): Promise<RevokeLinkResult> {
     if (!LINK_ID.test(linkId)) throw invalid('link_id must be lnk_ followed by 20 letters or digits.');

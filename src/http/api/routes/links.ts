@@ -49,9 +49,9 @@ export function linkRoutes(instance: FastifyInstance, core: Core): void {
         summary: 'Revoke a share link',
         description:
           'The link’s URL answers 404 from the next request on, on every instance, and the link no longer ' +
-          'counts against the plan’s active links. Idempotent for its owner: a link of yours already revoked ' +
-          '(up to a day before) or expired answers the same 200. An id that is none of your links (unknown, ' +
-          'another tenant’s, or gone with its deleted or expired artifact) is 404 `artifact_not_found`.',
+          'counts against the plan’s active links. Idempotent for its owner: revoking a link of yours again, ' +
+          'within a day, answers the same 200. An id that is none of your links (unknown, another tenant’s, ' +
+          'expired and removed, or gone with its artifact) is 404 `artifact_not_found`.',
         tags: ['artifacts'],
         security,
         params: LinkIdParams,
