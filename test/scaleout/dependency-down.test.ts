@@ -24,8 +24,13 @@ if (reason && !process.env.CI) {
 }
 const silentLog = { info() {}, warn() {}, error() {} };
 
-/** Far above a start on a busy machine (2-4 s), far below "never": the old code hung for good. */
-const EXIT_BOUND_MS = 20_000;
+/**
+ * Far above a start on a loaded machine (2-4 s here, more on a busy CI runner), far below
+ * "never": the old code hung for good.
+ */
+const EXIT_BOUND_MS = 30_000;
+/** How long a start that succeeds may take on a busy machine (as the other scale-out tests allow). */
+const START_BOUND_MS = 60_000;
 
 const runUntilExit = (args: string[], env: Record<string, string>) => runToExit(args, env, EXIT_BOUND_MS);
 
@@ -56,7 +61,7 @@ if (reason && process.env.CI) {
       });
       // Chosen by the OS and then left unbound: connections to it are refused at once.
       deadPort = await freePort();
-    }, 60_000);
+    }, 120_000);
     afterAll(async () => {
       await admin?.close();
       await backend?.close();
@@ -82,7 +87,7 @@ if (reason && process.env.CI) {
         expect(ended.code, ended.stderr).toBe(1);
         expect(ended.stderr).toContain(`ECONNREFUSED 127.0.0.1:${deadPort}`);
         expect(ended.stdout).toBe('');
-      }, 60_000);
+      }, 120_000);
 
       it(`${dependency} down: cairn serve exits 1 within seconds, before listening`, async () => {
         const env = await envWith(dependency);
@@ -96,7 +101,7 @@ if (reason && process.env.CI) {
         expect(ended.code, ended.stderr).toBe(1);
         expect(ended.stderr).toContain(`ECONNREFUSED 127.0.0.1:${deadPort}`);
         expect(ended.stdout).not.toContain('Cairn is running');
-      }, 60_000);
+      }, 120_000);
     }
 
     it('Redis down: cairn admin sweep does its work and exits 0 within seconds (it needs no rate limit)', async () => {
@@ -104,11 +109,11 @@ if (reason && process.env.CI) {
       expect(ended.killed, `still running after ${EXIT_BOUND_MS} ms:\n${ended.stderr}`).toBe(false);
       expect(ended.code, ended.stderr).toBe(0);
       expect(JSON.parse(ended.stdout)).toMatchObject({ expired: 0, resumablesPurged: 0 });
-    }, 60_000);
+    }, 120_000);
 
     it('Redis down: cairn serve starts, serves with per-instance limits, and stops within seconds', async () => {
       const { apiKey } = await admin.core.tenants.create('redis-down', 'free');
-      const serve = await spawnServe(await dataDir(), { ...backend.env, ...down.Redis() }, EXIT_BOUND_MS);
+      const serve = await spawnServe(await dataDir(), { ...backend.env, ...down.Redis() }, START_BOUND_MS);
       try {
         const who = await api(serve.apiUrl, apiKey, 'GET', '/v1/whoami');
         expect(who.status, who.text).toBe(200);
@@ -119,6 +124,6 @@ if (reason && process.env.CI) {
         expect(exit.code).toBe(0);
         expect(Date.now() - started).toBeLessThan(EXIT_BOUND_MS);
       }
-    }, 60_000);
+    }, 120_000);
   });
 }
