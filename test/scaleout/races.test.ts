@@ -109,6 +109,8 @@ if (reason && process.env.CI) {
           return r.value;
         });
       } finally {
+        // Also when the wait failed: the lock goes before the connection returns to the pool.
+        await holder.query('ROLLBACK').catch(() => {});
         holder.release();
       }
     }
@@ -353,6 +355,7 @@ if (reason && process.env.CI) {
           await holder.query('ROLLBACK');
           first = await both;
         } finally {
+          await holder.query('ROLLBACK').catch(() => {});
           holder.release();
         }
         const reports = [...first];
