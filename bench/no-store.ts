@@ -42,7 +42,7 @@ function droppingBlobs(real: BlobStore): BlobStore {
 
 function withoutArtifactWrites(real: MetadataStore): MetadataStore {
   const skipped: Partial<MetadataStore> = {
-    pinBlob: async () => 'pinned',
+    pinBlob: async () => 'stored',
     insertArtifact: async (input) => ({ kind: 'created', artifact: input.artifact }),
   };
   return new Proxy(real, {

@@ -63,6 +63,15 @@ export async function createAdapters(
   };
 }
 
+/**
+ * Closes every adapter, each even when another fails to. What stays open (a socket to Redis,
+ * PostgreSQL's pool or its LISTEN connection) would keep the process from exiting.
+ */
+async function closeAdapters(adapters: Adapters): Promise<void> {
+  const { abuse, limiter, blobs, store } = adapters;
+  await Promise.allSettled([abuse.close?.(), limiter.close(), blobs.close(), store.close()]);
+}
+
 export async function createMetadataStore(
   config: Config,
 ): Promise<MetadataStore & { accounts: AccountStore; resumables: ResumableUploadStore }> {
@@ -133,10 +142,18 @@ export async function createRuntime(
 ): Promise<{ core: Core; adapters: Adapters; close: () => Promise<void> }> {
   const log = opts.log ?? consoleLogger;
   const adapters = opts.adapters ?? (await createAdapters(config, log, opts.operatorLog));
-  await adapters.store.migrate();
-  await adapters.blobs.init();
-  const secret =
-    config.secret ?? (await adapters.store.getOrSetSetting('signing_secret', randomBytes(32).toString('base64url')));
+  let secret: string;
+  try {
+    await adapters.store.migrate();
+    await adapters.blobs.init();
+    secret =
+      config.secret ?? (await adapters.store.getOrSetSetting('signing_secret', randomBytes(32).toString('base64url')));
+  } catch (err) {
+    // A dependency that cannot be reached fails the start; what the start opened goes with it, so
+    // the process exits (a `cairn admin` run, or `cairn serve` for its supervisor to restart).
+    if (!opts.adapters) await closeAdapters(adapters);
+    throw err;
+  }
   const derive = (label: string) => createHmac('sha256', secret).update(label).digest('base64url');
   const { store, resumables, blobs, limiter, abuse } = adapters;
   const core = createCore({

@@ -27,9 +27,16 @@ export async function fillPending(
     if (staged.sizeBytes !== row.sizeBytes) {
       throw invalid(`Expected ${row.sizeBytes} bytes (the declared ${declared}), received ${staged.sizeBytes}.`);
     }
-    await uploads.pin(row.tenantId, staged);
-    await deps.blobs.commit(staged, blobKey(row.tenantId, staged.sha256));
-    return await deps.artifactStore.setPendingContent(row.tenantId, row.id, staged.sha256, staged.sizeBytes);
+    // Concurrent completions of one upload (or uploads of the same bytes) take turns here: the
+    // first puts the bytes in place, the others find them there and write nothing.
+    const write = await uploads.pin(row.tenantId, staged);
+    try {
+      await deps.blobs.commit(staged, blobKey(row.tenantId, staged.sha256));
+      return await deps.artifactStore.setPendingContent(row.tenantId, row.id, staged.sha256, staged.sizeBytes);
+    } finally {
+      // The bytes are in place and named by the pending row, which keeps them from the sweeper.
+      await uploads.endWrite(write);
+    }
   } finally {
     await deps.blobs.discard(staged);
   }

@@ -74,6 +74,8 @@ export const LIMITS = {
   /** Artifact ids in one `POST /v1/artifacts/batch/download-urls`. */
   batchDownloadUrls: 20,
   idempotencySeconds: DAY,
+  /** How long a revoked link is remembered, so that revoking it again answers its owner the same. */
+  revokedLinkRetentionSeconds: DAY,
   softDeleteRetentionSeconds: 30 * DAY,
   contentTokenSeconds: 300,
   reportDetailChars: 2000,

@@ -84,18 +84,6 @@ export class ResumableUploadService {
     const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
     const length = checkLength(req.lengthBytes, tenant.plan, upgradeUrl);
     const now = clock.now();
-    // Unfinished uploads hold bytes too: their lengths are reserved against the storage quota, and
-    // a tenant has at most MAX_OPEN_UPLOADS of them, so uploads never finished cannot fill a disk.
-    const open = await resumables.openResumables(tenant.id, now);
-    if (open.count >= MAX_OPEN_UPLOADS) {
-      throw new CairnError(
-        'quota_exceeded',
-        `At most ${MAX_OPEN_UPLOADS} resumable uploads may be unfinished at once; finish one, or DELETE it to abandon it.`,
-      );
-    }
-    if (tenant.storageBytes + open.lengthBytes + length > PLANS[tenant.plan].storageBytes) {
-      throw this.uploads.storageFull(tenant.plan);
-    }
     const row = buildArtifactRow(
       tenant.id,
       tenant.plan,
@@ -107,13 +95,20 @@ export class ResumableUploadService {
     );
     const expiresAt = now + RESUMABLE_RETENTION_MS;
     // The upload's row first: a crash before the artifact leaves only a row that expires.
-    await resumables.createResumable({
-      id: row.id,
-      tenantId: tenant.id,
-      lengthBytes: length,
-      createdAt: now,
-      expiresAt,
-    });
+    // Unfinished uploads hold bytes too: their lengths are reserved against the storage quota, and
+    // a tenant has at most MAX_OPEN_UPLOADS of them, so uploads never finished cannot fill a disk.
+    // The store checks both and inserts in one step, so concurrent creations cannot pass them.
+    const opened = await resumables.createResumable(
+      { id: row.id, tenantId: tenant.id, lengthBytes: length, createdAt: now, expiresAt },
+      { maxOpen: MAX_OPEN_UPLOADS, storageLimitBytes: PLANS[tenant.plan].storageBytes },
+    );
+    if (opened === 'too_many') {
+      throw new CairnError(
+        'quota_exceeded',
+        `At most ${MAX_OPEN_UPLOADS} resumable uploads may be unfinished at once; finish one, or DELETE it to abandon it.`,
+      );
+    }
+    if (opened === 'storage_full') throw this.uploads.storageFull(tenant.plan);
     const inserted = await this.insertPending(row, tenant.plan, key, now).catch(async (err: unknown) => {
       await resumables.deleteResumable(tenant.id, row.id);
       throw err;
@@ -219,7 +214,9 @@ export class ResumableUploadService {
     const leased = ARTIFACT_ID.test(id) ? await this.leases.take(caller.tenant.id, id) : null;
     if (!leased || leased === 'held') {
       source.resume();
-      if (leased === 'held') throw offsetConflict('Another PATCH of this upload is in progress; HEAD it and retry.');
+      if (leased === 'held' && !(await this.goneWhileHeld(caller.tenant.id, id))) {
+        throw offsetConflict('Another PATCH of this upload is in progress; HEAD it and retry.');
+      }
       if ((await this.deps.artifactStore.getArtifact(caller.tenant.id, id))?.status === 'active') {
         throw offsetConflict('This upload is already complete; GET /v1/artifacts/{id} for its record.');
       }
@@ -271,14 +268,26 @@ export class ResumableUploadService {
     // Under the lease: a PATCH or HEAD finishing the upload meanwhile would make it an artifact
     // from pieces going away.
     const leased = ARTIFACT_ID.test(id) ? await this.leases.take(caller.tenant.id, id) : null;
-    if (leased === 'held') throw offsetConflict('A PATCH of this upload is in progress; retry when it is over.');
-    if (!leased || !(await resumables.deleteResumable(caller.tenant.id, id))) {
-      throw new CairnError(
+    const none = () =>
+      new CairnError(
         'not_found',
         'No such upload in progress. A finished upload is an artifact: DELETE /v1/artifacts/{id} removes it.',
       );
+    if (leased === 'held') {
+      if (await this.goneWhileHeld(caller.tenant.id, id)) throw none();
+      throw offsetConflict('A PATCH of this upload is in progress; retry when it is over.');
     }
+    if (!leased || !(await resumables.deleteResumable(caller.tenant.id, id))) throw none();
     await this.dropPieces(leased.row.segments);
+  }
+
+  /**
+   * Whether an upload someone holds is gone all the same: expired (the holder is the sweeper
+   * removing it) or removed since.
+   */
+  private async goneWhileHeld(tenantId: string, id: string): Promise<boolean> {
+    const row = await this.deps.resumables.getResumable(tenantId, id);
+    return row === null || row.expiresAt <= this.deps.clock.now();
   }
 
   /** Lands the body as a new piece and records it; returns the row as it is now. */

@@ -117,6 +117,7 @@ export class SharingService {
       artifactId: id,
       createdAt: now,
       expiresAt: now + seconds * 1000,
+      revokedAt: null,
     };
     const max = PLANS[caller.tenant.plan].activeLinks;
     // Links of artifacts that expired since the last sweep must not hold places under the cap.
@@ -159,13 +160,17 @@ export class SharingService {
   }
 
   /**
-   * Revokes a link: its row goes, so the next request for its URL (on any instance: every
-   * request reads the store) is a 404, and it frees its place under the plan's cap. Idempotent:
-   * a link already revoked, expired or never this tenant's answers the same.
+   * Revokes a link: it is marked revoked, so the next request for its URL (on any instance: every
+   * request reads the store) is a 404, and it frees its place under the plan's cap. Idempotent for
+   * its owner: one already revoked (kept a day) answers the same, as does one expired and not yet
+   * swept. An id that names none of the caller's links, another tenant's included, is not found,
+   * as every other object of another tenant is: the answer says nothing about other tenants' ids.
    */
   async revokeLink(caller: Caller, linkId: string): Promise<RevokeLinkResult> {
     if (!LINK_ID.test(linkId)) throw invalid('link_id must be lnk_ followed by 20 letters or digits.');
-    await this.deps.sharingStore.deleteLink(caller.tenant.id, linkId);
+    if (!(await this.deps.sharingStore.revokeLink(caller.tenant.id, linkId, this.deps.clock.now()))) {
+      throw linkNotFound(linkId);
+    }
     return { link_id: linkId, revoked: true };
   }
 
@@ -173,7 +178,7 @@ export class SharingService {
     if (!LINK_ID.test(linkId)) return null;
     const found = await this.deps.sharingStore.getLink(linkId);
     const now = this.deps.clock.now();
-    if (!found || found.link.expiresAt <= now) return null;
+    if (!found || found.link.revokedAt !== null || found.link.expiresAt <= now) return null;
     return this.servable(found, now);
   }
 
@@ -182,6 +187,14 @@ export class SharingService {
     return found;
   }
 }
+
+/** 404 with the code of every other object the caller cannot see (the links routes' own 404). */
+const linkNotFound = (id: string) =>
+  new CairnError(
+    'artifact_not_found',
+    `Link ${id} not found in this account (or removed with its artifact). ` +
+      "An artifact's live links: GET /v1/artifacts/{id}/links.",
+  );
 
 /** How long a new link lives: `expires_in` seconds, or `ttl` as a duration (`"3d"`); neither is 7 days. */
 export interface LinkLifetime {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS } from './blob-claims.js';
 import type { CoreDeps } from './context.js';
 import { blobKey } from './context.js';
@@ -59,7 +60,10 @@ export class Sweeper {
       idempotencyPurged: await this.drain((n) =>
         sweeperStore.purgeIdempotency(now - LIMITS.idempotencySeconds * 1000, n),
       ),
-      linksPurged: await this.drain((n) => sweeperStore.purgeDeadLinks(now, n)),
+      // A revoked link is kept for a day, so that revoking it again answers its owner the same.
+      linksPurged: await this.drain((n) =>
+        sweeperStore.purgeDeadLinks(now, now - LIMITS.revokedLinkRetentionSeconds * 1000, n),
+      ),
       // Landed at or after its pending row was created, so older than the retention means
       // abandoned (a completed upload drops its own; this also catches a drop that failed). The
       // pieces of resumable uploads are landings too, and expire with the same retention.
@@ -89,16 +93,20 @@ export class Sweeper {
     return report;
   }
 
-  /** Expired resumable uploads: their pieces first, then their row (a crash in between repeats the drops). */
+  /**
+   * Expired resumable uploads: claimed (so that sweepers running at once split them), then their
+   * pieces dropped, then their row (a crash in between repeats the drops once the claim lapses).
+   * Only the rows this run removed count.
+   */
   private async purgeResumables(now: number, batch: number): Promise<number> {
     const { resumables, blobs } = this.deps;
-    const expired = await resumables.listExpiredResumables(now, batch);
+    const owner = `sweeper-${randomBytes(12).toString('hex')}`;
+    const expired = await resumables.claimExpiredResumables(owner, now, now + STALE_CLAIM_MS, batch);
     let removed = 0;
     for (const row of expired) {
       try {
         for (const piece of row.segments) await blobs.dropLanded(piece.landingKey);
-        await resumables.deleteResumable(row.tenantId, row.id);
-        removed++;
+        if (await resumables.deleteResumable(row.tenantId, row.id)) removed++;
       } catch (err) {
         // One upload the blob store cannot clean now is left for the next run; the others go on.
         this.deps.log.warn({ err: String(err), uploadId: row.id }, 'could not remove an expired upload yet');

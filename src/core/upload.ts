@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StagedBlob } from '../ports/blob-store.js';
-import type { ArtifactRow, IdempotentResponse } from '../ports/metadata-store.js';
+import type { ArtifactRow, BlobPin, IdempotentResponse } from '../ports/metadata-store.js';
 import { STALE_CLAIM_MS } from './blob-claims.js';
 import { resolveContentType } from './content-type.js';
 import { blobKey, type CoreDeps } from './context.js';
@@ -45,7 +46,7 @@ export function checkIdempotencyKey(key: string | undefined): string | undefined
  * validate, pin the blob, make the bytes durable and insert the row in one transaction.
  * A failure at any step leaves no artifact, and no staged bytes.
  */
-/** How long an upload waits for a sweeper's delete of the same bytes to finish: 100 × 100 ms. */
+/** How long an upload waits for a sweeper's delete, or another upload's write, of the same bytes: 100 × 100 ms. */
 export interface PinWait {
   attempts: number;
   delayMs: number;
@@ -56,6 +57,21 @@ export interface PinWait {
  * the whole wait belongs to a sweeper that died, and is taken over once it is stale.
  */
 export const PIN_RETRY_AFTER_SECONDS = Math.ceil(STALE_CLAIM_MS / 2000);
+/**
+ * How long an upload may take to put bytes in place (one rename, or one CopyObject of up to 5 GiB)
+ * and record them; past it another upload of the same bytes may take the write over, so that
+ * one that died holds them up no longer than a sweeper that died holds its delete claim.
+ */
+export const WRITE_CLAIM_MS = STALE_CLAIM_MS;
+/** Seconds a client is told to wait when another upload is storing the same bytes: most writes are far shorter. */
+const WRITE_RETRY_AFTER_SECONDS = 5;
+
+/** The write of a blob's bytes that `pin` took, until its upload records them or gives it back. */
+export interface BlobWrite {
+  tenantId: string;
+  contentHash: string;
+  owner: string;
+}
 
 /** The ports and settings this service uses, of CoreDeps. */
 export type UploadDeps = Pick<
@@ -141,20 +157,26 @@ export class UploadService {
     if (tenant.storageBytes + staged.sizeBytes > limit && !(await artifactStore.blobIsLive(tenant.id, staged.sha256))) {
       throw this.storageFull(tenant.plan);
     }
-    await this.pin(tenant.id, staged);
-    await blobs.commit(staged, blobKey(tenant.id, staged.sha256));
-
-    const response: IdempotentResponse = { status: 201, body: JSON.stringify(artifactRecord(row, null, origins)) };
-    const result = await artifactStore.insertArtifact({
-      artifact: row,
-      storageLimitBytes: limit,
-      ...(idempotencyKey === undefined
-        ? {}
-        : { idempotency: { key: idempotencyKey, notBefore: now - LIMITS.idempotencySeconds * 1000, response } }),
-    });
-    if (result.kind === 'replay') return { ...result.response, replayed: true };
-    this.deps.observer?.uploadStored(staged.sizeBytes);
-    return { ...response, replayed: false };
+    const write = await this.pin(tenant.id, staged);
+    // The insert of the active row ends the write; anything else (a refusal, a replay) gives it back.
+    let written = false;
+    try {
+      await blobs.commit(staged, blobKey(tenant.id, staged.sha256));
+      const response: IdempotentResponse = { status: 201, body: JSON.stringify(artifactRecord(row, null, origins)) };
+      const result = await artifactStore.insertArtifact({
+        artifact: row,
+        storageLimitBytes: limit,
+        ...(idempotencyKey === undefined
+          ? {}
+          : { idempotency: { key: idempotencyKey, notBefore: now - LIMITS.idempotencySeconds * 1000, response } }),
+      });
+      if (result.kind === 'replay') return { ...result.response, replayed: true };
+      written = true;
+      this.deps.observer?.uploadStored(staged.sizeBytes);
+      return { ...response, replayed: false };
+    } finally {
+      if (!written) await this.endWrite(write);
+    }
   }
 
   private buildRow(tenantId: string, plan: PlanName, req: UploadRequest, staged: StagedBlob, now: number): ArtifactRow {
@@ -168,22 +190,46 @@ export class UploadService {
     );
   }
 
-  /** Pins the blob against the sweeper; waits out a delete claim that is in progress. */
-  async pin(tenantId: string, staged: StagedBlob): Promise<void> {
+  /**
+   * Pins the blob against the sweeper, and takes the write of its bytes unless they are stored
+   * already: only then may `blobs.commit` put them in place, so bytes once stored are never
+   * written again, whichever instance stores the same bytes at the same moment. Waits out
+   * another upload writing them (then finds them stored, or the write given back) and a delete
+   * claim in progress. Returns the write taken, for `endWrite`, or null when the bytes are stored.
+   */
+  async pin(tenantId: string, staged: StagedBlob): Promise<BlobWrite | null> {
+    const owner = randomBytes(12).toString('hex');
+    let state: BlobPin = 'writing';
     for (let attempt = 0; attempt < this.pinWait.attempts; attempt++) {
-      const state = await this.deps.artifactStore.pinBlob(
-        tenantId,
-        staged.sha256,
-        staged.sizeBytes,
-        this.deps.clock.now(),
-      );
-      if (state === 'pinned') return;
+      const now = this.deps.clock.now();
+      state = await this.deps.artifactStore.pinBlob(tenantId, staged.sha256, staged.sizeBytes, now, {
+        owner,
+        until: now + WRITE_CLAIM_MS,
+      });
+      if (state === 'stored') return null;
+      if (state === 'write') return { tenantId, contentHash: staged.sha256, owner };
       await sleep(this.pinWait.delayMs);
+    }
+    if (state === 'writing') {
+      throw unavailable(
+        `The same content is being stored by another upload right now; retry in ${WRITE_RETRY_AFTER_SECONDS} s.`,
+        WRITE_RETRY_AFTER_SECONDS,
+      );
     }
     throw unavailable(
       `Storage is busy cleaning up this content; retry in ${PIN_RETRY_AFTER_SECONDS} s.`,
       PIN_RETRY_AFTER_SECONDS,
     );
+  }
+
+  /** Gives a write back once its upload no longer needs it (best effort: it lapses by itself). */
+  async endWrite(write: BlobWrite | null): Promise<void> {
+    if (!write) return;
+    await this.deps.artifactStore
+      .releaseBlobWrite(write.tenantId, write.contentHash, write.owner)
+      .catch((err: unknown) => {
+        this.deps.log.warn({ err: String(err) }, 'could not give back a blob write; it lapses by itself');
+      });
   }
 
   storageFull(plan: PlanName) {

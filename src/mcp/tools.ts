@@ -286,8 +286,8 @@ export const TOOLS: readonly ToolDef[] = [
     title: 'Revoke a share link',
     description:
       'Revoke one download link (lnk_…): its URL stops working at once for everyone who has it; the artifact ' +
-      'and its other links stay. Only when the user asked for it. Idempotent: revoking again, or a link that ' +
-      'has expired, answers the same.',
+      'and its other links stay. Only when the user asked for it. Idempotent: revoking again answers the same; ' +
+      'a link_id that is not this account’s (or is gone with its expiry or its artifact) is artifact_not_found.',
     example: { link_id: 'lnk_8Hq2ZpX4mR7tK1vN3bYc' },
     tier: 'destroy',
     destructive: true,

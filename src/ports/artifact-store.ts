@@ -84,14 +84,34 @@ export interface SoftDeleteResult {
   deleted: boolean;
 }
 
+/** Who asks to write a blob's bytes (a token of the upload's own), and until when it may. */
+export interface BlobWriter {
+  owner: string;
+  until: number;
+}
+
+/**
+ * What a pin found. `write`: pinned, and the caller is the one writer of the bytes until its
+ * `until` (they may be stored already: look before writing). `stored`: pinned, and an active
+ * artifact references the bytes, so they are in the blob store; the caller writes nothing. The
+ * other two change nothing and ask the caller to wait and pin again: `writing`, another upload
+ * holds the write; `deleting`, a sweeper holds a delete claim.
+ */
+export type BlobPin = 'write' | 'stored' | 'writing' | 'deleting';
+
 export interface ArtifactStore {
   // --- blobs (bookkeeping for content-addressed bytes) ---
   /**
-   * Records that (tenant, hash) is about to be referenced, so no sweeper deletes it meanwhile:
-   * inserts the blob row or clears its orphan mark. Returns `deleting` (and changes nothing)
-   * while a sweeper holds a delete claim on it; the caller waits and tries again.
+   * Records that (tenant, hash) is about to be referenced, so no sweeper deletes it meanwhile
+   * (inserts the blob row or clears its orphan mark), and gives `writer` the write of its bytes
+   * when no artifact references them and no other writer's claim is still valid at `now`. So
+   * two uploads of the same bytes, on any instance, never write them at once, and bytes that are
+   * stored are never written again. The write ends when an active artifact comes to reference
+   * the blob (insertArtifact, activateArtifact), at `writer.until`, or with releaseBlobWrite.
    */
-  pinBlob(tenantId: string, contentHash: string, sizeBytes: number, now: number): Promise<'pinned' | 'deleting'>;
+  pinBlob(tenantId: string, contentHash: string, sizeBytes: number, now: number, writer: BlobWriter): Promise<BlobPin>;
+  /** Gives up `owner`'s write of the blob (no effect when it holds none): another upload may write now. */
+  releaseBlobWrite(tenantId: string, contentHash: string, owner: string): Promise<void>;
   /**
    * Whether an active artifact of the tenant references (tenant, hash), i.e. whether another
    * artifact with these bytes would cost no storage. Lets the core refuse an over-quota upload

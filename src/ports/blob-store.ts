@@ -43,8 +43,11 @@ export interface BlobStore {
   stage(source: Readable, maxBytes: number): Promise<StagedBlob>;
   /**
    * Makes staged bytes durable under `key` in one step that either fully happens or not at all.
-   * If `key` already holds bytes (same content address, so the same bytes) the key keeps
-   * holding them: a store may drop the staged copy or put it in their place. The staged blob is
+   * If `key` already holds bytes (same content address, so the same bytes) they stay as they
+   * are and the staged copy is dropped: stored bytes are never written again (on object storage
+   * an overwrite is not atomic everywhere, and readers of the stored object would see it
+   * vanish). The core commits a key only as its one writer (ArtifactStore.pinBlob), so that
+   * look-then-write is never raced by another commit of the same key. The staged blob is
    * consumed either way.
    */
   commit(staged: StagedBlob, key: string): Promise<void>;

@@ -61,6 +61,8 @@ export interface LinkRow {
   artifactId: string;
   createdAt: number;
   expiresAt: number;
+  /** When its owner revoked it; a revoked link serves nothing and counts nowhere. */
+  revokedAt: number | null;
 }
 
 export interface PageRow {

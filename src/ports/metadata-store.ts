@@ -7,6 +7,8 @@ import type { TenantStore } from './tenant-store.js';
 export type {
   ArtifactQuery,
   ArtifactStore,
+  BlobPin,
+  BlobWriter,
   IdempotentResponse,
   InsertArtifactInput,
   InsertArtifactResult,

@@ -29,8 +29,22 @@ export interface ResumableRow {
 
 export type NewResumable = Pick<ResumableRow, 'id' | 'tenantId' | 'lengthBytes' | 'createdAt' | 'expiresAt'>;
 
+/** What a new upload must fit beside the tenant's others (the core's rule, the store's atomic check). */
+export interface ResumableCaps {
+  /** Unfinished (unexpired at the new row's `createdAt`) uploads the tenant may have at once. */
+  maxOpen: number;
+  /** The tenant's stored bytes plus the lengths of its unfinished uploads, the new one's included, may not pass this. */
+  storageLimitBytes: number;
+}
+
 export interface ResumableUploadStore {
-  createResumable(row: NewResumable): Promise<void>;
+  /**
+   * Inserts the upload unless the tenant already has `caps.maxOpen` unfinished ones
+   * (`'too_many'`), or its storage and their lengths with this one's would pass
+   * `caps.storageLimitBytes` (`'storage_full'`). The checks and the insert are one step:
+   * concurrent creations, from any number of instances, never pass a cap together.
+   */
+  createResumable(row: NewResumable, caps: ResumableCaps): Promise<'created' | 'too_many' | 'storage_full'>;
   /** Null when the tenant has no such upload (another tenant's counts as none). */
   getResumable(tenantId: string, id: string): Promise<ResumableRow | null>;
   /**
@@ -64,10 +78,12 @@ export interface ResumableUploadStore {
   /** Removes the tenant's upload; true when a row went. */
   deleteResumable(tenantId: string, id: string): Promise<boolean>;
   /**
-   * Up to `batch` uploads that expired at or before `now` and that no request holds (a lease still
-   * valid at `now`), oldest expiry first: what the sweeper removes.
+   * Claims up to `batch` uploads that expired at or before `now` and that nobody holds (no lease
+   * still valid at `now`): each gets `owner`'s lease until `until`, in one step, so sweepers
+   * running at once (on any instance) claim disjoint sets and none removes what another counts.
+   * Returns the claimed rows, oldest expiry first: what the sweeper removes.
    */
-  listExpiredResumables(now: number, batch: number): Promise<ResumableRow[]>;
+  claimExpiredResumables(owner: string, now: number, until: number, batch: number): Promise<ResumableRow[]>;
   /** How many uploads the tenant has that have not expired by `now`, and the sum of their lengths. */
   openResumables(tenantId: string, now: number): Promise<{ count: number; lengthBytes: number }>;
 }

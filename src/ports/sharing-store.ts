@@ -21,19 +21,27 @@ export type PageInput = Omit<PageRow, 'live' | 'takenDownAt' | 'createdAt' | 'up
 export interface SharingStore {
   // --- download links ---
   /**
-   * Inserts the link unless the tenant already has `maxActive` links that are unexpired at `now`;
-   * says which happened.
+   * Inserts the link unless the tenant already has `maxActive` active links (unexpired at `now`,
+   * not revoked); says which happened. The check and the insert are one step: concurrent
+   * creations, from any number of instances, never pass the cap together.
    */
   createLink(link: LinkRow, maxActive: number, now: number): Promise<boolean>;
+  /** Any link by id, revoked ones included (with `revokedAt` set): the caller decides what it serves. */
   getLink(id: string): Promise<{ link: LinkRow; artifact: ArtifactRow; tenant: TenantRow } | null>;
+  /** The tenant's active links: unexpired at `now` and not revoked. */
   countActiveLinks(tenantId: string, now: number): Promise<number>;
   /**
-   * The artifact's links unexpired at `query.now`, newest first (`created_at DESC, id DESC`),
+   * The artifact's active links at `query.now`, newest first (`created_at DESC, id DESC`),
    * after `query.after` (the last row of the previous page) when given; at most `query.limit`.
    */
   listLinks(tenantId: string, artifactId: string, query: LinkQuery): Promise<LinkRow[]>;
-  /** Deletes the tenant's link (another tenant's is left alone); true when a row went. */
-  deleteLink(tenantId: string, linkId: string): Promise<boolean>;
+  /**
+   * Revokes the tenant's link: `revokedAt` is set (the first revoke's time is kept) and the link
+   * expires at `now`, so it is no longer active. True when the tenant has this link, also one
+   * revoked or expired already and not yet purged; false for an unknown id or another tenant's,
+   * which is left alone.
+   */
+  revokeLink(tenantId: string, linkId: string, now: number): Promise<boolean>;
 
   // --- pages ---
   /**

@@ -39,6 +39,9 @@ export interface SweeperStore {
   forgetBlob(ref: BlobRef): Promise<void>;
   /** Drops idempotency records created before `before`. */
   purgeIdempotency(before: number, batch: number): Promise<number>;
-  /** Drops links that expired at or before `now`, or whose artifact is no longer active. */
-  purgeDeadLinks(now: number, batch: number): Promise<number>;
+  /**
+   * Drops links that expired at or before `now` (unrevoked), revoked at or before `revokedBefore`,
+   * or whose artifact is no longer active.
+   */
+  purgeDeadLinks(now: number, revokedBefore: number, batch: number): Promise<number>;
 }

@@ -15,6 +15,7 @@ import type {
   TenantRow,
 } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
+import { PIN_WRITER } from '../contract/metadata-fixture.js';
 import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';
 import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
 import { postgresUnavailable } from '../helpers/postgres.js';
@@ -231,7 +232,7 @@ if (reason && process.env.CI) {
 
         it('statements an instance has prepared survive a newer instance adding columns (rolling upgrade)', async () => {
           const art = row({ sessionId: 's', metadata: { k: 'v' } });
-          await a.pinBlob(tenant.id, art.contentHash, art.sizeBytes, T0);
+          await a.pinBlob(tenant.id, art.contentHash, art.sizeBytes, T0, PIN_WRITER);
           await a.insertArtifact({ artifact: art, storageLimitBytes: 1_000 });
           const reads = async () => {
             // Several rounds, so that every pooled connection has prepared them.
@@ -263,7 +264,7 @@ if (reason && process.env.CI) {
 
         it('answers the artifact reads of one turn with one query', async () => {
           const arts = [row(), row({ metadata: { k: 'v' } }), row()];
-          await a.pinBlob(tenant.id, sha('bytes'), 10, T0);
+          await a.pinBlob(tenant.id, sha('bytes'), 10, T0, PIN_WRITER);
           for (const art of arts) await a.insertArtifact({ artifact: art, storageLimitBytes: 1_000 });
           // Watching the real pool (not replacing it): how many statements reach PostgreSQL.
           const pool = (a as unknown as { db: { pool: pg.Pool } }).db.pool;
@@ -289,7 +290,7 @@ if (reason && process.env.CI) {
           for (let round = 0; round < 5; round++) {
             const key = `race-${round}`;
             const candidates = Array.from({ length: 8 }, () => row());
-            await a.pinBlob(tenant.id, sha('bytes'), 10, T0);
+            await a.pinBlob(tenant.id, sha('bytes'), 10, T0, PIN_WRITER);
             const results: InsertArtifactResult[] = await Promise.all(
               candidates.map((artifact, i) =>
                 (i % 2 === 0 ? a : b).insertArtifact({
@@ -311,7 +312,7 @@ if (reason && process.env.CI) {
 
         it('never passes the storage limit when distinct blobs race from two pools', async () => {
           const rows = Array.from({ length: 10 }, (_, i) => row({ contentHash: sha(`blob-${i}`), sizeBytes: 100 }));
-          for (const r of rows) await a.pinBlob(tenant.id, r.contentHash, r.sizeBytes, T0);
+          for (const r of rows) await a.pinBlob(tenant.id, r.contentHash, r.sizeBytes, T0, PIN_WRITER);
           const results = await Promise.allSettled(
             rows.map((artifact, i) => (i % 2 ? a : b).insertArtifact({ artifact, storageLimitBytes: 450 })),
           );
@@ -324,12 +325,19 @@ if (reason && process.env.CI) {
 
         it('caps links, keys and tenant names under races from two pools', async () => {
           const art = row();
-          await a.pinBlob(tenant.id, art.contentHash, art.sizeBytes, T0);
+          await a.pinBlob(tenant.id, art.contentHash, art.sizeBytes, T0, PIN_WRITER);
           await a.insertArtifact({ artifact: art, storageLimitBytes: 1_000 });
           const links = await Promise.all(
             Array.from({ length: 12 }, (_, i) =>
               (i % 2 ? a : b).createLink(
-                { id: `lnk_${i}`, tenantId: tenant.id, artifactId: art.id, createdAt: T0, expiresAt: T0 + 1_000 },
+                {
+                  id: `lnk_${i}`,
+                  tenantId: tenant.id,
+                  artifactId: art.id,
+                  createdAt: T0,
+                  expiresAt: T0 + 1_000,
+                  revokedAt: null,
+                },
                 5,
                 T0,
               ),
@@ -431,7 +439,7 @@ if (reason && process.env.CI) {
 
         it('a seal racing uploads from the other pool leaves a consistent count', async () => {
           const first = row({ sessionId: 's1' });
-          await a.pinBlob(tenant.id, first.contentHash, first.sizeBytes, T0);
+          await a.pinBlob(tenant.id, first.contentHash, first.sizeBytes, T0, PIN_WRITER);
           await a.insertArtifact({ artifact: first, storageLimitBytes: 1_000 });
           const uploads = Array.from({ length: 10 }, () => row({ sessionId: 's1' }));
           const settled = await Promise.allSettled([
@@ -453,7 +461,7 @@ if (reason && process.env.CI) {
             row({ contentHash: sha(`b${i % 30}`), sessionId: `s${i % 10}`, expiresAt: T0 + 1 + (i % 7) }),
           );
           for (const r of rows) {
-            await a.pinBlob(tenant.id, r.contentHash, r.sizeBytes, T0);
+            await a.pinBlob(tenant.id, r.contentHash, r.sizeBytes, T0, PIN_WRITER);
             await a.insertArtifact({ artifact: r, storageLimitBytes: 1_000_000 });
           }
           expect((await a.getTenant(tenant.id))!.storageBytes).toBe(300);
@@ -474,7 +482,7 @@ if (reason && process.env.CI) {
 
         it('refuses metadata PostgreSQL cannot store as invalid_request', async () => {
           const bad = row({ metadata: { note: 'nul \u0000 inside' } });
-          await a.pinBlob(tenant.id, bad.contentHash, bad.sizeBytes, T0);
+          await a.pinBlob(tenant.id, bad.contentHash, bad.sizeBytes, T0, PIN_WRITER);
           await expect(a.insertArtifact({ artifact: bad, storageLimitBytes: 1_000 })).rejects.toMatchObject({
             code: 'invalid_request',
           });
@@ -483,7 +491,7 @@ if (reason && process.env.CI) {
         it('matches long metadata values exactly', async () => {
           const long = 'x'.repeat(3000);
           const art = row({ metadata: { blob: long, other: `${long}y` } });
-          await a.pinBlob(tenant.id, art.contentHash, art.sizeBytes, T0);
+          await a.pinBlob(tenant.id, art.contentHash, art.sizeBytes, T0, PIN_WRITER);
           await a.insertArtifact({ artifact: art, storageLimitBytes: 1_000 });
           const find = (value: string) =>
             a.listArtifacts(tenant.id, { now: T0, limit: 10, metadata: [{ key: 'blob', value }] });

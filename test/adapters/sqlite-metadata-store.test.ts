@@ -8,6 +8,7 @@ import { SQLITE } from '../../src/adapters/sqlite/dialect.js';
 import { SqliteMetadataStore } from '../../src/adapters/sqlite/index.js';
 import type { ArtifactQuery } from '../../src/ports/metadata-store.js';
 import { accountStoreContract } from '../contract/account-store.contract.js';
+import { PIN_WRITER } from '../contract/metadata-fixture.js';
 import { metadataStoreContracts } from '../contract/metadata-store.contracts.js';
 import { resumableUploadStoreContract } from '../contract/resumable-upload-store.contract.js';
 
@@ -167,7 +168,7 @@ describe('SqliteMetadataStore specifics', () => {
       const damaged = art('ta', 'art_aaaaaaaaaaaaaaaa');
       const sound = art('tb', 'art_bbbbbbbbbbbbbbbb');
       for (const a of [damaged, sound]) {
-        expect(await store.pinBlob(a.tenantId, a.contentHash, a.sizeBytes, 1)).toBe('pinned');
+        expect(await store.pinBlob(a.tenantId, a.contentHash, a.sizeBytes, 1, PIN_WRITER)).toBe('write');
         expect((await store.insertArtifact({ artifact: a, storageLimitBytes: 1e9 })).kind).toBe('created');
       }
       // A's row damaged behind the store's back: its metadata is no longer JSON.

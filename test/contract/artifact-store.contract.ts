@@ -6,7 +6,7 @@ import type {
   PageRow,
   TenantRow,
 } from '../../src/ports/metadata-store.js';
-import { DAY, HOUR, type MakeMetadataStore, metadataFixture, T0, UNLIMITED } from './metadata-fixture.js';
+import { DAY, HOUR, type MakeMetadataStore, metadataFixture, PIN_WRITER, T0, UNLIMITED } from './metadata-fixture.js';
 
 /**
  * The ArtifactStore contract: storage accounting, idempotent inserts, pending rows, sessions,
@@ -54,7 +54,7 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
       it('refuses an over-quota insert and writes nothing', async () => {
         await put(row(A.id, { sizeBytes: 600 }), 1000);
         const big = row(A.id, { sizeBytes: 401, sessionId: 'sess-q' });
-        await store.pinBlob(A.id, big.contentHash, big.sizeBytes, T0);
+        await store.pinBlob(A.id, big.contentHash, big.sizeBytes, T0, PIN_WRITER);
         await expect(
           store.insertArtifact({
             artifact: big,
@@ -83,7 +83,7 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
 
       it('pending rows are stored but invisible and not counted', async () => {
         const pending = row(A.id, { status: 'pending', sizeBytes: 5000, sessionId: 'sess-p' });
-        await store.pinBlob(A.id, pending.contentHash, pending.sizeBytes, T0);
+        await store.pinBlob(A.id, pending.contentHash, pending.sizeBytes, T0, PIN_WRITER);
         const result = await store.insertArtifact({ artifact: pending, storageLimitBytes: 10 });
         expect(result.kind).toBe('created');
         expect(await store.getArtifact(A.id, pending.id)).toMatchObject({ status: 'pending' });
@@ -91,6 +91,60 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
         expect(await storage(A)).toBe(0);
         expect(await store.blobIsLive(A.id, pending.contentHash)).toBe(false);
         expect((await store.getSession(A.id, 'sess-p'))?.artifactCount ?? 0).toBe(0);
+      });
+    });
+
+    describe('the write of a blob’s bytes (pinBlob)', () => {
+      const writer = (owner: string, until = T0 + HOUR) => ({ owner, until });
+
+      it('goes to one upload at a time, until given back, lapsed, or ended by an artifact that references the bytes', async () => {
+        const h = sha('new bytes');
+        expect(await store.pinBlob(A.id, h, 100, T0, writer('w1', T0 + 10))).toBe('write');
+        expect(await store.pinBlob(A.id, h, 100, T0 + 1, writer('w2'))).toBe('writing');
+        // Only its owner gives a write back.
+        await store.releaseBlobWrite(A.id, h, 'w2');
+        expect(await store.pinBlob(A.id, h, 100, T0 + 2, writer('w2'))).toBe('writing');
+        await store.releaseBlobWrite(A.id, h, 'w1');
+        expect(await store.pinBlob(A.id, h, 100, T0 + 3, writer('w2', T0 + 20))).toBe('write');
+        // Lapsed at its `until`: another may take it over (its owner died, say).
+        expect(await store.pinBlob(A.id, h, 100, T0 + 19, writer('w3'))).toBe('writing');
+        expect(await store.pinBlob(A.id, h, 100, T0 + 20, writer('w3'))).toBe('write');
+        // Another tenant's bytes are its own.
+        expect(await store.pinBlob(B.id, h, 100, T0 + 20, writer('w4'))).toBe('write');
+        // An active artifact referencing the bytes ends the write: they are stored, for everyone.
+        const a = row(A.id, { contentHash: h, createdAt: T0 + 21 });
+        expect((await store.insertArtifact({ artifact: a, storageLimitBytes: UNLIMITED })).kind).toBe('created');
+        expect(await store.pinBlob(A.id, h, 100, T0 + 22, writer('w5'))).toBe('stored');
+        // No reference left: the next upload writes (or finds) them, as it would new bytes.
+        await store.softDeleteArtifact(A.id, a.id, T0 + 23);
+        expect(await store.pinBlob(A.id, h, 100, T0 + 24, writer('w6'))).toBe('write');
+      });
+
+      it('activation of a pending row ends it too', async () => {
+        const h = sha('landed bytes');
+        const p = row(A.id, { status: 'pending', contentHash: '', sizeBytes: 0 });
+        await store.insertArtifact({ artifact: p, storageLimitBytes: UNLIMITED });
+        expect(await store.pinBlob(A.id, h, 50, T0, writer('w1'))).toBe('write');
+        expect(await store.setPendingContent(A.id, p.id, h, 50)).toBe(true);
+        await store.activateArtifact(A.id, p.id, UNLIMITED, T0 + 1);
+        expect(await store.pinBlob(A.id, h, 50, T0 + 2, writer('w2'))).toBe('stored');
+        // Over, not only hidden by the reference: once that goes, the next upload may write.
+        await store.softDeleteArtifact(A.id, p.id, T0 + 3);
+        expect(await store.pinBlob(A.id, h, 50, T0 + 4, writer('w3'))).toBe('write');
+      });
+
+      it('of concurrent pins of new bytes on two connections, exactly one gets the write', async () => {
+        const peer = state.openPeer();
+        try {
+          const h = sha('raced bytes');
+          const pins = await Promise.all(
+            Array.from({ length: 8 }, (_, i) => (i % 2 ? peer : store).pinBlob(A.id, h, 100, T0, writer(`w${i}`))),
+          );
+          expect(pins.filter((p) => p === 'write')).toHaveLength(1);
+          expect(pins.filter((p) => p === 'writing')).toHaveLength(7);
+        } finally {
+          await peer.close();
+        }
       });
     });
 
@@ -126,7 +180,7 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
       it('replays a recent record without writing a second artifact', async () => {
         const first = row(A.id);
         const idem = { key: 'k1', notBefore: T0 - DAY, response: response(1) };
-        await store.pinBlob(A.id, first.contentHash, first.sizeBytes, T0);
+        await store.pinBlob(A.id, first.contentHash, first.sizeBytes, T0, PIN_WRITER);
         expect(
           (await store.insertArtifact({ artifact: first, storageLimitBytes: UNLIMITED, idempotency: idem })).kind,
         ).toBe('created');
@@ -174,7 +228,7 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
         const candidates = Array.from({ length: 6 }, (_, i) =>
           row(A.id, { contentHash: sha('same-bytes'), createdAt: T0 + i }),
         );
-        await store.pinBlob(A.id, sha('same-bytes'), 100, T0);
+        await store.pinBlob(A.id, sha('same-bytes'), 100, T0, PIN_WRITER);
         const results: InsertArtifactResult[] = await Promise.all(
           candidates.map((artifact, i) =>
             store.insertArtifact({
@@ -222,7 +276,7 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
         await store.insertArtifact({ artifact: p, storageLimitBytes: UNLIMITED });
         const hash = sha('landed');
         expect(await store.setPendingContent(A.id, p.id, hash, 500)).toBe(true);
-        expect(await store.pinBlob(A.id, hash, 500, T0)).toBe('pinned');
+        expect(await store.pinBlob(A.id, hash, 500, T0, PIN_WRITER)).toBe('write');
         const active = await store.activateArtifact(A.id, p.id, UNLIMITED, T0 + HOUR);
         expect(active).toMatchObject({
           status: 'active',
@@ -246,7 +300,7 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
         const p = row(A.id, { status: 'pending', contentHash: '', sizeBytes: 0 });
         await store.insertArtifact({ artifact: p, storageLimitBytes: UNLIMITED });
         await store.setPendingContent(A.id, p.id, sha('big'), 1000);
-        await store.pinBlob(A.id, sha('big'), 1000, T0);
+        await store.pinBlob(A.id, sha('big'), 1000, T0, PIN_WRITER);
         await expect(store.activateArtifact(A.id, p.id, 999, T0)).rejects.toMatchObject({ code: 'quota_exceeded' });
         expect((await store.getArtifact(A.id, p.id))?.status).toBe('pending');
         expect(await storage(A)).toBe(0);
@@ -292,7 +346,7 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
         expect(await store.sealSession(A.id, 's1', T0 + 2)).toMatchObject({ sealedAt: T0 + 1 });
 
         const late = row(A.id, { sessionId: 's1', createdAt: T0 + 3 });
-        await store.pinBlob(A.id, late.contentHash, late.sizeBytes, T0);
+        await store.pinBlob(A.id, late.contentHash, late.sizeBytes, T0, PIN_WRITER);
         const attempt = store.insertArtifact({
           artifact: late,
           storageLimitBytes: UNLIMITED,

@@ -18,6 +18,8 @@ export const MIN = 60_000;
 export const HOUR = 60 * MIN;
 export const DAY = 24 * HOUR;
 export const UNLIMITED = Number.MAX_SAFE_INTEGER;
+/** The writer the suites pin as (its write never lapses): bytes not referenced yet are its to write. */
+export const PIN_WRITER = { owner: 'contract-writer', until: UNLIMITED };
 
 /**
  * What every metadata port's contract starts from, registered in the calling `describe`: before
@@ -74,7 +76,9 @@ export function metadataFixture(makeStore: MakeMetadataStore) {
 
   /** Pins then inserts, as the core does. */
   async function put(a: ArtifactRow, limit = UNLIMITED): Promise<ArtifactRow> {
-    expect(await state.store.pinBlob(a.tenantId, a.contentHash, a.sizeBytes, a.createdAt)).toBe('pinned');
+    expect(['write', 'stored']).toContain(
+      await state.store.pinBlob(a.tenantId, a.contentHash, a.sizeBytes, a.createdAt, PIN_WRITER),
+    );
     const result = await state.store.insertArtifact({ artifact: a, storageLimitBytes: limit });
     expect(result.kind).toBe('created');
     return a;
@@ -92,6 +96,7 @@ export function metadataFixture(makeStore: MakeMetadataStore) {
       artifactId: artifact.id,
       createdAt: T0,
       expiresAt: T0 + DAY,
+      revokedAt: null,
       ...over,
     };
   }

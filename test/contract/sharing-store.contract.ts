@@ -38,7 +38,7 @@ export function sharingStoreContract(name: string, makeStore: MakeMetadataStore)
         expect(await store.createLink(link(b), 1, T0)).toBe(true);
       });
 
-      it("lists an artifact's unexpired links newest first, page by page, and deletes one within its tenant only", async () => {
+      it("lists an artifact's unexpired links newest first, page by page, and revokes one within its tenant only", async () => {
         const a = await put(row(A.id));
         const other = await put(row(A.id));
         const made: LinkRow[] = [];
@@ -65,16 +65,26 @@ export function sharingStoreContract(name: string, makeStore: MakeMetadataStore)
         expect(await store.listLinks(A.id, a.id, { now: T0, limit: 2, after: [last.createdAt, last.id] })).toEqual(
           live.slice(2, 4),
         );
-        // Another tenant sees none of them and cannot delete them.
+        // Another tenant sees none of them and cannot revoke them.
         expect(await store.listLinks(B.id, a.id, { now: T0, limit: 10 })).toEqual([]);
         const target = live[0]!;
-        expect(await store.deleteLink(B.id, target.id)).toBe(false);
-        expect(await store.getLink(target.id)).not.toBeNull();
-        expect(await store.deleteLink(A.id, target.id)).toBe(true);
-        expect(await store.getLink(target.id)).toBeNull();
-        expect(await store.deleteLink(A.id, target.id)).toBe(false);
+        expect(await store.revokeLink(B.id, target.id, T0)).toBe(false);
+        expect((await store.getLink(target.id))?.link).toEqual(target);
+        expect(await store.revokeLink(A.id, target.id, T0)).toBe(true);
+        // Kept, marked and expired at its revoke: out of the list and the count at once.
+        expect((await store.getLink(target.id))?.link).toEqual({ ...target, revokedAt: T0, expiresAt: T0 });
         expect(await store.listLinks(A.id, a.id, { now: T0, limit: 10 })).toEqual(live.slice(1));
-        expect(await store.countActiveLinks(A.id, T0)).toBe(live.length);
+        // The other artifact's link counts too.
+        expect(await store.countActiveLinks(A.id, T0)).toBe(live.length - 1 + 1);
+        // Again, later: still its owner's, the first revoke's time kept; still not another tenant's.
+        expect(await store.revokeLink(A.id, target.id, T0 + HOUR)).toBe(true);
+        expect((await store.getLink(target.id))?.link).toMatchObject({ revokedAt: T0, expiresAt: T0 });
+        expect(await store.revokeLink(B.id, target.id, T0 + HOUR)).toBe(false);
+        expect(await store.revokeLink(A.id, 'lnk_unknown', T0)).toBe(false);
+        // A link that expired by itself is still its owner's to revoke (its expiry stays).
+        const expired = made[3]!;
+        expect(await store.revokeLink(A.id, expired.id, T0 + HOUR)).toBe(true);
+        expect((await store.getLink(expired.id))?.link).toEqual({ ...expired, revokedAt: T0 + HOUR });
       });
     });
 

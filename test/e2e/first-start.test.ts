@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN, childEnv, spawnServe } from '../helpers/process.js';
+import { runToExit, spawnServe } from '../helpers/process.js';
 import { api } from '../helpers/server.js';
 
 /**
@@ -27,25 +26,7 @@ async function busyPort(): Promise<number> {
   return (holder.address() as net.AddressInfo).port;
 }
 
-function serveToExit(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const serveToExit = (env: Record<string, string>) => runToExit(['serve'], env);
 
 localOnly('first start', () => {
   it('a start that cannot bind its ports creates nothing; the next start creates "default" and prints its key', async () => {

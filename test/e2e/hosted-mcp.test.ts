@@ -95,13 +95,18 @@ describe('hosted MCP with an API key', () => {
     expect(JSON.stringify(r.content)).toMatch(/local \(stdio\)|send the bytes as `content`/);
   });
 
-  it("another tenant's artifact is artifact_not_found, by tool and by resource", async () => {
+  it("another tenant's artifact or link is artifact_not_found, by tool and by resource", async () => {
     const otherKey = await srv.createTenant('other-hosted');
     const theirs = await put(srv.apiUrl, otherKey, 'not yours');
     const r = await mcp.call('get_artifact', { artifact_id: theirs.artifact_id });
     expect(r._meta).toMatchObject({ status: 404, code: 'artifact_not_found' });
     const d = await mcp.call('delete_artifact', { artifact_id: theirs.artifact_id, confirm: true });
     expect(d._meta).toMatchObject({ code: 'artifact_not_found' });
+    const theirLink = await api(srv.apiUrl, otherKey, 'POST', `/v1/artifacts/${theirs.artifact_id}/links`);
+    const revoked = await mcp.call('revoke_link', { link_id: theirLink.json.link_id });
+    expect(revoked.isError).toBe(true);
+    expect(revoked._meta).toMatchObject({ status: 404, code: 'artifact_not_found' });
+    expect((await fetch(theirLink.json.url)).status).toBe(200);
     await expect(mcp.client.readResource({ uri: `cairn://artifact/${theirs.artifact_id}` })).rejects.toThrow(
       /not found/i,
     );

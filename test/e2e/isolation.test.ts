@@ -78,6 +78,17 @@ describe('tenant B against tenant A', () => {
     }
   });
 
+  it('revoking A’s link is 404 artifact_not_found, as for an unknown id, and leaves it serving', async () => {
+    const foreign = await api(s.apiUrl, keyB, 'DELETE', `/v1/links/${linkA.link_id}`);
+    expectError(foreign, 404, 'artifact_not_found');
+    const unknownId = `lnk_${'0'.repeat(20)}`;
+    const unknown = await api(s.apiUrl, keyB, 'DELETE', `/v1/links/${unknownId}`);
+    expect(foreign.json.error.message.replace(linkA.link_id, 'ID')).toBe(
+      unknown.json.error.message.replace(unknownId, 'ID'),
+    );
+    expect((await fetchBytes(linkA.url)).status).toBe(200);
+  });
+
   it('sealing A’s session is 404 session_not_found and leaves it open', async () => {
     for (const session of ['sess-a', 'sess-a2']) {
       expectError(await api(s.apiUrl, keyB, 'POST', `/v1/sessions/${session}/seal`), 404, 'session_not_found');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/ports/clock.js';
-import { expectError, fetchBytes, ISO_MS, put } from '../helpers/e2e.js';
+import { expectError, fetchBytes, ISO_MS, put, type Rec, withoutRequestId } from '../helpers/e2e.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -25,6 +25,9 @@ const create = async (key: string, id: string, expires_in?: number) => {
 };
 const list = (key: string, id: string, query = '') => api(s.apiUrl, key, 'GET', `/v1/artifacts/${id}/links${query}`);
 const revoke = (key: string, linkId: string) => api(s.apiUrl, key, 'DELETE', `/v1/links/${linkId}`);
+/** An error envelope with the id it names (and its request id) left out, to compare two. */
+const withoutId = (json: Rec, id: string): Rec =>
+  JSON.parse(JSON.stringify(withoutRequestId(json)).replaceAll(id, 'ID'));
 
 describe('GET /v1/artifacts/{id}/links', () => {
   it('lists live links newest first, page by page; expired ones are left out', async () => {
@@ -89,15 +92,22 @@ describe('DELETE /v1/links/{link_id}', () => {
     ]);
     expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.active_links).toBe(1);
 
-    // Again: the same answer. An unknown (well-formed) id too: nothing tells ids apart.
+    // Again: the same answer, for its owner. An unknown (well-formed) id is not found.
     expect((await revoke(key, gone.link_id)).json).toEqual({ link_id: gone.link_id, revoked: true });
-    expect((await revoke(key, `lnk_${'0'.repeat(20)}`)).status).toBe(200);
+    expectError(await revoke(key, `lnk_${'0'.repeat(20)}`), 404, 'artifact_not_found');
     expectError(await revoke(key, 'lnk_short'), 400, 'invalid_request');
 
-    // Another tenant's "revoke" changes nothing.
+    // Another tenant's revoke is not found, as for an unknown id, whether the link is live or
+    // revoked, and changes nothing.
     const stranger = await s.createTenant('links-revoke-stranger', 'free');
-    expect((await revoke(stranger, kept.link_id)).status).toBe(200);
+    const foreign = await revoke(stranger, kept.link_id);
+    expectError(foreign, 404, 'artifact_not_found');
+    expect(withoutId(foreign.json, kept.link_id)).toEqual(
+      withoutId((await revoke(stranger, `lnk_${'0'.repeat(20)}`)).json, `lnk_${'0'.repeat(20)}`),
+    );
+    expectError(await revoke(stranger, gone.link_id), 404, 'artifact_not_found');
     expect((await fetchBytes(kept.url)).status).toBe(200);
+    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.active_links).toBe(1);
   });
 
   it('both routes are in the OpenAPI document with an operationId and their schemas', async () => {

@@ -98,6 +98,22 @@ describe('presigned upload: upload-url → PUT → complete', () => {
     },
   );
 
+  it('completes sent at once all answer the same record, the bytes stored once and readable', async () => {
+    for (const size of [1000, 300 * 1024]) {
+      const bytes = randomBytes(size);
+      const ticket = await start({ filename: 'raced.bin', size_bytes: bytes.length });
+      expect(ticket.status, ticket.text).toBe(201);
+      const id = ticket.json.artifact_id as string;
+      expect((await putBytes(ticket.json.upload_url, bytes)).status).toBe(200);
+      const results = await Promise.all(Array.from({ length: 8 }, () => complete(s, id)));
+      expect(results.map((r) => r.status)).toEqual(Array(8).fill(200));
+      for (const r of results) expect(r.json).toEqual(results[0]!.json);
+      expect(results[0]!.json).toMatchObject({ artifact_id: id, size_bytes: size, content_hash: sha(bytes) });
+      const dl = await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}/download-url`);
+      expect(sha(Buffer.from(await (await fetch(dl.json.download_url)).arrayBuffer()))).toBe(sha(bytes));
+    }
+  });
+
   it('is Pro only, validates its input, and keeps tenants apart', async () => {
     const free = await start({ filename: 'a.bin', size_bytes: 10 }, freeKey);
     expect(free.status).toBe(403);

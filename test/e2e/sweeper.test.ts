@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobKey } from '../../src/core/context.js';
 import { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS, Sweeper } from '../../src/core/sweeper.js';
-import { UploadService } from '../../src/core/upload.js';
+import { UploadService, WRITE_CLAIM_MS } from '../../src/core/upload.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import {
   blobFilesFor,
@@ -258,6 +259,40 @@ describe('sweeper', () => {
       expect(await s.hasBlob(tid, a.content_hash)).toBe(true);
       const url = (await api(s.apiUrl, key, 'GET', `/v1/artifacts/${ok.json.artifact_id}/download-url`)).json;
       expect((await fetchBytes(url.download_url)).body.toString()).toBe('claimed bytes');
+    } finally {
+      s.core.uploads = original;
+    }
+  });
+
+  it('an upload that died holding the write of new bytes: the same bytes get 503 until its write lapses, 2 minutes on', async () => {
+    expect(WRITE_CLAIM_MS).toBe(2 * 60 * 1000);
+    const key = await s.createTenant('dead-writer', 'pro');
+    const tid = await tenantId('dead-writer');
+    const bytes = { filename: 'w.txt', content: Buffer.from('bytes of a dead upload').toString('base64') };
+    const hash = createHash('sha256').update('bytes of a dead upload').digest('hex');
+    // Pinned with the write taken, as an upload does before putting the bytes in place; it never goes on.
+    const now = clock.now();
+    const dead = { owner: 'dead-upload', until: now + WRITE_CLAIM_MS };
+    expect(await s.core.deps.artifactStore.pinBlob(tid, hash, 22, now, dead)).toBe('write');
+
+    const original = s.core.uploads;
+    s.core.uploads = new UploadService(s.core.deps, { attempts: 3, delayMs: 10 });
+    try {
+      const busy = await uploadJson(s.apiUrl, key, bytes);
+      expectError(busy, 503, 'server_error');
+      expect(busy.json.error.message).toMatch(/another upload/);
+      expect(busy.headers.get('retry-after')).toBe('5');
+      expect((await api(s.apiUrl, key, 'GET', '/v1/artifacts')).json.artifacts).toEqual([]);
+      clock.advance(WRITE_CLAIM_MS - 1000);
+      expectError(await uploadJson(s.apiUrl, key, bytes), 503, 'server_error');
+      // Lapsed: the next upload takes the write over and stores the bytes.
+      clock.advance(1000);
+      const ok = await uploadJson(s.apiUrl, key, bytes);
+      expect(ok.status, ok.text).toBe(201);
+      const url = (await api(s.apiUrl, key, 'GET', `/v1/artifacts/${ok.json.artifact_id}/download-url`)).json;
+      expect((await fetchBytes(url.download_url)).body.toString()).toBe('bytes of a dead upload');
+      // Stored now: the write is over, and the same bytes again cost no wait.
+      expect((await uploadJson(s.apiUrl, key, bytes)).status).toBe(201);
     } finally {
       s.core.uploads = original;
     }

@@ -432,6 +432,25 @@ describe('tus expiration', () => {
       Buffer.alloc(100, 3),
     );
     expect(late.status).toBe(404);
+    // While a sweeper holds it (it claims what it removes), it is gone all the same, not busy.
+    const claimed = await s.core.deps.resumables.claimExpiredResumables(
+      'a-sweeper',
+      clock.now(),
+      clock.now() + 60_000,
+      10,
+    );
+    expect(claimed.map((r) => r.id)).toEqual([idOf(url)]);
+    for (const method of ['PATCH', 'DELETE'] as const) {
+      const held = await tusFetch(
+        url,
+        s.apiKey,
+        method,
+        { 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': '100' },
+        method === 'PATCH' ? Buffer.alloc(100, 3) : undefined,
+      );
+      expect(held.status, method).toBe(404);
+    }
+    await s.core.deps.resumables.releaseResumable(idOf(url), 'a-sweeper');
     const report = await s.core.sweeper.runOnce();
     expect(report.resumablesPurged).toBe(1);
     expect(report.pendingPurged).toBe(1);

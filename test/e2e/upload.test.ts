@@ -729,6 +729,24 @@ describe('dedup', () => {
     // The redundant staged copies are removed after the answers.
     await eventually(async () => (await stagingFiles(s)).length === 0, 10_000, 'staging to be empty');
   });
+
+  it('the same new bytes eight times at once (small and as a file): eight artifacts, one blob, each reads back whole', async () => {
+    const key = await s.createTenant('dedup-concurrent', 'pro');
+    for (const size of [1000, 300 * 1024]) {
+      const content = randomBytes(size);
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => uploadMultipart(s.apiUrl, key, { content, filename: `same-${i}.bin` })),
+      );
+      expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
+      expect(await blobFilesFor(s, sha256(content))).toHaveLength(1);
+      for (const r of results) {
+        const url = (await api(s.apiUrl, key, 'GET', `/v1/artifacts/${r.json.artifact_id}/download-url`)).json
+          .download_url;
+        expect((await fetchBytes(url)).body.equals(content)).toBe(true);
+      }
+    }
+    await eventually(async () => (await stagingFiles(s)).length === 0, 10_000, 'staging to be empty');
+  });
 });
 
 describe('idempotency', () => {

@@ -40,7 +40,7 @@ describe('storage quota', () => {
     const hash = createHash('sha256').update(`filler ${name}`).digest('hex');
     const { artifactStore: store } = s.core.deps;
     const now = clock.now();
-    expect(await store.pinBlob(tenant.id, hash, size, now)).toBe('pinned');
+    expect(await store.pinBlob(tenant.id, hash, size, now, { owner: 'filler', until: now + 60_000 })).toBe('write');
     await store.insertArtifact({
       artifact: {
         id: newArtifactId(),
@@ -211,6 +211,7 @@ describe('active links cap, pro', () => {
             artifactId: a.artifact_id,
             createdAt: now,
             expiresAt: now + 86_400_000,
+            revokedAt: null,
           },
           max,
           now,
@@ -244,7 +245,14 @@ describe('usage after a TTL passes, before any sweep', () => {
     const now = clock.now();
     for (let i = 0; i < 99; i++) {
       const artifactId = i < 10 ? e3.artifact_id : e4.artifact_id;
-      const link = { id: newLinkId(), tenantId: tenant.id, artifactId, createdAt: now, expiresAt: now + 86_400_000 };
+      const link = {
+        id: newLinkId(),
+        tenantId: tenant.id,
+        artifactId,
+        createdAt: now,
+        expiresAt: now + 86_400_000,
+        revokedAt: null,
+      };
       expect(await s.core.deps.sharingStore.createLink(link, PLANS.free.activeLinks, now)).toBe(true);
     }
     expect((await api(s.apiUrl, key, 'POST', `/v1/artifacts/${stays.artifact_id}/links`, {})).status).toBe(201);

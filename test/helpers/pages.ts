@@ -65,7 +65,12 @@ export async function storeWithType(
   ).json as Rec;
   const { tenant } = await s.core.tenants.authenticate(key);
   const { artifactStore: store, clock } = s.core.deps;
-  expect(await store.pinBlob(tenant.id, carrier.content_hash, carrier.size_bytes, clock.now())).toBe('pinned');
+  expect(
+    await store.pinBlob(tenant.id, carrier.content_hash, carrier.size_bytes, clock.now(), {
+      owner: 'test',
+      until: Number.MAX_SAFE_INTEGER,
+    }),
+  ).toBe('stored');
   const row: ArtifactRow = {
     id: newArtifactId(),
     tenantId: tenant.id,

@@ -13,6 +13,39 @@ export function childEnv(extra: Record<string, string>): Record<string, string> 
   return { ...env, ...extra };
 }
 
+export interface Ended {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Whether it was killed for not ending within the bound. */
+  killed: boolean;
+}
+
+/** Runs the built `cairn` with `args` (a child environment of `env`); SIGKILLs it if it has not ended after `boundMs`. */
+export function runToExit(args: string[], env: Record<string, string>, boundMs = 20_000): Promise<Ended> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, boundMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, killed });
+    });
+  });
+}
+
 export interface ServeProcess {
   child: ChildProcess;
   apiUrl: string;

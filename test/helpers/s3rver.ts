@@ -8,6 +8,12 @@ import path from 'node:path';
 interface S3rverInstance {
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
+  /** s3rver emits an S3 event notification for each object it creates or removes. */
+  on(event: 'event', listener: (e: S3rverEvent) => void): void;
+  off(event: 'event', listener: (e: S3rverEvent) => void): void;
+}
+interface S3rverEvent {
+  Records: { eventName: string; s3: { object: { key: string } } }[];
 }
 type S3rverConstructor = new (options: {
   address: string;
@@ -25,6 +31,12 @@ export interface TestS3 {
   /** s3rver accepts any signature made with these. */
   credentials: { accessKeyId: string; secretAccessKey: string };
   region: string;
+  /**
+   * Calls `listener` with every object the server creates (`ObjectCreated:Put`, `:Post` for a
+   * completed multipart upload, `:Copy`) or deletes (`ObjectRemoved:Delete`), by full key, after
+   * the fact; returns the function that stops it.
+   */
+  onObjectEvent(listener: (eventName: string, key: string) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -46,6 +58,13 @@ export async function startS3rver(opts: { buckets?: string[] } = {}): Promise<Te
     endpoint: `http://127.0.0.1:${port}`,
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
     region: 'us-east-1',
+    onObjectEvent(listener) {
+      const each = (e: S3rverEvent) => {
+        for (const r of e.Records) listener(r.eventName, r.s3.object.key);
+      };
+      server.on('event', each);
+      return () => server.off('event', each);
+    },
     close: async () => {
       await server.close();
       await rm(directory, { recursive: true, force: true });

@@ -483,7 +483,9 @@ describe('agent_id and the bytes preview cap', () => {
     const size = BYTES_CAP + 1;
     const id = newArtifactId();
     const { artifactStore: store } = srv.core.deps;
-    expect(await store.pinBlob(tenant.id, hash, size, Date.now())).toBe('pinned');
+    expect(await store.pinBlob(tenant.id, hash, size, Date.now(), { owner: 'seed', until: Date.now() + 60_000 })).toBe(
+      'write',
+    );
     await store.insertArtifact({
       artifact: {
         id,

@@ -173,8 +173,9 @@ export class S3BlobStore implements BlobStore {
 
   async commit(staged: StagedBlob, key: string): Promise<void> {
     const target = this.objectKey(key);
-    // Same content address = same bytes: keep what is there. A concurrent commit of the same
-    // bytes may copy too; both write identical content, so either order is correct.
+    // Same content address = same bytes: keep what is there, never copy over it (s3rver, for one,
+    // deletes the target before copying). The core commits a key as its one writer, so nothing
+    // copies to it between this look and the copy.
     const needed = !(await this.exists(target));
     if (needed && staged.sizeBytes > MAX_SINGLE_COPY_BYTES) {
       throw new Error(`S3BlobStore cannot commit ${staged.sizeBytes} bytes: one CopyObject copies at most 5 GiB.`);

@@ -99,14 +99,16 @@ export function* activateArtifact(d: Dialect, row: ArtifactRow, limit: number, n
 /**
  * Counts one more active reference to the blob. The upsert locks the blob row, so concurrent
  * inserts of the same bytes agree on which one is first; the first adds the size to the tenant,
- * under the tenant row's lock, refusing when the limit would be passed.
+ * under the tenant row's lock, refusing when the limit would be passed. A referenced blob is
+ * stored: its write (pinBlob) is over.
  */
 function* addLiveReference(d: Dialect, a: ArtifactRow, limit: number): Work<void> {
   // The port asks callers to pin first; a missing row is still recorded rather than lost.
   const blob = yield* one<{ size_bytes: number; live_refs: number }>(
     `INSERT INTO blobs (tenant_id, content_hash, size_bytes, live_refs, orphaned_at, deleting_since, created_at)
      VALUES (?, ?, ?, 1, NULL, NULL, ?)
-     ON CONFLICT (tenant_id, content_hash) DO UPDATE SET live_refs = blobs.live_refs + 1, orphaned_at = NULL
+     ON CONFLICT (tenant_id, content_hash) DO UPDATE SET live_refs = blobs.live_refs + 1, orphaned_at = NULL,
+       writer = NULL, writing_until = NULL
      RETURNING size_bytes, live_refs`,
     [a.tenantId, a.contentHash, a.sizeBytes, a.createdAt],
   );

@@ -1,6 +1,8 @@
 import type {
   ArtifactQuery,
   ArtifactRow,
+  BlobPin,
+  BlobWriter,
   IdempotentResponse,
   InsertArtifactInput,
   InsertArtifactResult,
@@ -91,17 +93,39 @@ export class SqlArtifactStore extends SqlTenantStore {
     return out;
   }
 
-  async pinBlob(tenantId: string, contentHash: string, sizeBytes: number, now: number): Promise<'pinned' | 'deleting'> {
-    // One statement: the upsert takes the row lock a claiming sweeper also needs, and the WHERE
-    // leaves a claimed row untouched (no row returned = a sweeper is deleting the bytes).
-    const row = await this.sql.change(
-      `INSERT INTO blobs (tenant_id, content_hash, size_bytes, live_refs, orphaned_at, deleting_since, created_at)
-       VALUES (?, ?, ?, 0, NULL, NULL, ?)
-       ON CONFLICT (tenant_id, content_hash) DO UPDATE SET orphaned_at = NULL WHERE blobs.deleting_since IS NULL
-       RETURNING 1 AS pinned`,
-      [tenantId, contentHash, sizeBytes, now],
+  async pinBlob(
+    tenantId: string,
+    contentHash: string,
+    sizeBytes: number,
+    now: number,
+    writer: BlobWriter,
+  ): Promise<BlobPin> {
+    // One statement: the upsert takes the row lock a claiming sweeper and every other pin also
+    // need, and the WHERE leaves a claimed row untouched (no row returned = a sweeper is deleting
+    // the bytes). The write goes to this caller unless an artifact references the bytes or
+    // another writer's claim still holds (each SET sees the row as it was).
+    const free = 'blobs.live_refs = 0 AND coalesce(blobs.writing_until, 0) <= ?';
+    const row = await this.sql.change<{ live_refs: number; writer: string | null }>(
+      `INSERT INTO blobs (tenant_id, content_hash, size_bytes, live_refs, orphaned_at, deleting_since, created_at,
+         writer, writing_until)
+       VALUES (?, ?, ?, 0, NULL, NULL, ?, ?, ?)
+       ON CONFLICT (tenant_id, content_hash) DO UPDATE SET orphaned_at = NULL,
+         writer = CASE WHEN ${free} THEN excluded.writer ELSE blobs.writer END,
+         writing_until = CASE WHEN ${free} THEN excluded.writing_until ELSE blobs.writing_until END
+       WHERE blobs.deleting_since IS NULL
+       RETURNING live_refs, writer`,
+      [tenantId, contentHash, sizeBytes, now, writer.owner, writer.until, now, now],
     );
-    return row ? 'pinned' : 'deleting';
+    if (!row) return 'deleting';
+    if (Number(row.live_refs) > 0) return 'stored';
+    return row.writer === writer.owner ? 'write' : 'writing';
+  }
+
+  async releaseBlobWrite(tenantId: string, contentHash: string, owner: string): Promise<void> {
+    await this.sql.run(
+      'UPDATE blobs SET writer = NULL, writing_until = NULL WHERE tenant_id = ? AND content_hash = ? AND writer = ?',
+      [tenantId, contentHash, owner],
+    );
   }
 
   async blobIsLive(tenantId: string, contentHash: string): Promise<boolean> {

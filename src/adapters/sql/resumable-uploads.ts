@@ -1,11 +1,13 @@
 import type {
   NewResumable,
+  ResumableCaps,
   ResumableRow,
   ResumableSegment,
   ResumableUploadStore,
 } from '../../ports/resumable-upload-store.js';
 import type { SqlDriver } from './runner.js';
 import { type Stored, table } from './table.js';
+import { all, one, run } from './work.js';
 
 const UPLOADS = table<ResumableRow>()(
   'resumable_uploads',
@@ -14,6 +16,10 @@ const UPLOADS = table<ResumableRow>()(
 );
 const COLUMNS = UPLOADS.list;
 const GET = `SELECT ${COLUMNS} FROM resumable_uploads WHERE id = ? AND tenant_id = ?`;
+/** A tenant's unfinished uploads: how many, and their lengths. */
+const OPEN = `SELECT count(*) AS n, CAST(coalesce(sum(length_bytes), 0) AS BIGINT) AS bytes
+  FROM resumable_uploads WHERE tenant_id = ? AND expires_at > ?`;
+type OpenFigures = { n: number | string; bytes: number | string };
 
 /**
  * ResumableUploadStore in SQL written once for SQLite and PostgreSQL (see SqlDriver). Each write
@@ -23,9 +29,22 @@ const GET = `SELECT ${COLUMNS} FROM resumable_uploads WHERE id = ? AND tenant_id
 export class SqlResumableUploads implements ResumableUploadStore {
   constructor(private readonly sql: SqlDriver) {}
 
-  async createResumable(row: NewResumable): Promise<void> {
+  async createResumable(row: NewResumable, caps: ResumableCaps): Promise<'created' | 'too_many' | 'storage_full'> {
     const fresh = { ...row, offsetBytes: 0, segments: [], leaseOwner: null, leaseUntil: null };
-    await this.sql.run(UPLOADS.insert, UPLOADS.values(fresh));
+    const lockTenant = `SELECT storage_bytes FROM tenants WHERE id = ?${this.sql.dialect.forNoKeyUpdate}`;
+    return this.sql.write(function* () {
+      // The tenant row's lock makes the count, the sum and the insert one step for the tenant
+      // across instances (as for links and keys); SQLite's write transaction holds the database.
+      const tenant = yield* one<{ storage_bytes: number }>(lockTenant, [row.tenantId]);
+      if (!tenant) throw new Error(`Unknown tenant ${row.tenantId}.`);
+      const open = (yield* one<OpenFigures>(OPEN, [row.tenantId, row.createdAt]))!;
+      if (Number(open.n) >= caps.maxOpen) return 'too_many' as const;
+      if (Number(tenant.storage_bytes) + Number(open.bytes) + row.lengthBytes > caps.storageLimitBytes) {
+        return 'storage_full' as const;
+      }
+      yield* run(UPLOADS.insert, UPLOADS.values(fresh));
+      return 'created' as const;
+    });
   }
 
   async getResumable(tenantId: string, id: string): Promise<ResumableRow | null> {
@@ -90,21 +109,19 @@ export class SqlResumableUploads implements ResumableUploadStore {
     return (await this.sql.run('DELETE FROM resumable_uploads WHERE id = ? AND tenant_id = ?', [id, tenantId])) === 1;
   }
 
-  async listExpiredResumables(now: number, batch: number): Promise<ResumableRow[]> {
-    const rows = await this.sql.all<Stored>(
-      `SELECT ${COLUMNS} FROM resumable_uploads
-       WHERE expires_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY expires_at LIMIT ?`,
-      [now, now, batch],
-    );
-    return rows.map((r) => UPLOADS.read(r));
+  async claimExpiredResumables(owner: string, now: number, until: number, batch: number): Promise<ResumableRow[]> {
+    // As the other sweeper batches: candidates another sweeper is claiming right now are skipped
+    // (PostgreSQL), and the lease each claimed row gets keeps every later claim off it.
+    const claim = `UPDATE resumable_uploads SET lease_owner = ?, lease_until = ? WHERE id IN (
+        SELECT id FROM resumable_uploads WHERE expires_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+        ORDER BY expires_at LIMIT ?${this.sql.dialect.skipLocked})
+      RETURNING ${COLUMNS}`;
+    const rows = await this.sql.write(() => all<Stored>(claim, [owner, until, now, now, batch]));
+    return rows.map((r) => UPLOADS.read(r)).sort((a, b) => a.expiresAt - b.expiresAt || (a.id < b.id ? -1 : 1));
   }
 
   async openResumables(tenantId: string, now: number): Promise<{ count: number; lengthBytes: number }> {
-    const r = await this.sql.one<{ n: number | string; bytes: number | string }>(
-      `SELECT count(*) AS n, CAST(coalesce(sum(length_bytes), 0) AS BIGINT) AS bytes
-       FROM resumable_uploads WHERE tenant_id = ? AND expires_at > ?`,
-      [tenantId, now],
-    );
+    const r = await this.sql.one<OpenFigures>(OPEN, [tenantId, now]);
     return { count: Number(r?.n ?? 0), lengthBytes: Number(r?.bytes ?? 0) };
   }
 }

@@ -27,7 +27,7 @@ export const SESSIONS = table<SessionRow>()(
   'tenant_id session_id artifact_count sealed_at first_artifact_at last_artifact_at',
 );
 
-export const LINKS = table<LinkRow>()('links', 'id tenant_id artifact_id created_at expires_at');
+export const LINKS = table<LinkRow>()('links', 'id tenant_id artifact_id created_at expires_at revoked_at');
 
 export const PAGES = table<PageRow>()(
   'pages',

@@ -250,6 +250,17 @@ export const MIGRATIONS: readonly ((t: SchemaTypes) => string)[] = [
   CREATE INDEX IF NOT EXISTS resumable_uploads_expiring ON resumable_uploads (expires_at);
   CREATE INDEX IF NOT EXISTS resumable_uploads_by_tenant ON resumable_uploads (tenant_id, expires_at);
   `,
+  // 7: a revoked link keeps its row for a day, marked (and expired at its revoke), so revoking it
+  // again answers its owner the same while another tenant's revoke of it is not-found.
+  (t) => `
+  ALTER TABLE links ADD COLUMN revoked_at ${t.bigint};
+  `,
+  // 8: the one upload that may write a blob's bytes, until writing_until: uploads of the same new
+  // bytes on any instance take turns, so bytes once stored are never written again.
+  (t) => `
+  ALTER TABLE blobs ADD COLUMN writer ${t.id};
+  ALTER TABLE blobs ADD COLUMN writing_until ${t.bigint};
+  `,
 ];
 
 /** The latest version: the one a database is at once every migration has been applied. */

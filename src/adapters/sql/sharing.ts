@@ -13,7 +13,9 @@ const GET_LINK = `SELECT ${LINK_ARTIFACT_TENANT.list}
 const PAGE_ARTIFACT_TENANT = new Joined({ p: PAGES, a: ARTIFACTS, t: TENANTS });
 const GET_PAGE = `SELECT ${PAGE_ARTIFACT_TENANT.list}
   FROM pages AS p JOIN artifacts AS a ON a.id = p.artifact_id JOIN tenants AS t ON t.id = a.tenant_id WHERE p.slug = ?`;
-const COUNT_LINKS = 'SELECT count(*) AS n FROM links WHERE tenant_id = ? AND expires_at > ?';
+// A revoke also moves expires_at to its time, so revoked links are outside this range; the
+// condition on revoked_at covers the clocks of other instances being a little behind.
+const COUNT_LINKS = 'SELECT count(*) AS n FROM links WHERE tenant_id = ? AND expires_at > ? AND revoked_at IS NULL';
 const PAGE_OF_ARTIFACT = `SELECT ${PAGE} FROM pages WHERE artifact_id = ? AND tenant_id = ?`;
 
 /** Download links and pages. */
@@ -46,15 +48,20 @@ export class SqlSharingStore extends SqlArtifactStore {
     if (q.after) params.push(q.after[0], q.after[1]);
     params.push(q.limit);
     const rows = await this.sql.all<Stored>(
-      `SELECT ${LINK} FROM links WHERE tenant_id = ? AND artifact_id = ? AND expires_at > ?${after}
+      `SELECT ${LINK} FROM links
+       WHERE tenant_id = ? AND artifact_id = ? AND expires_at > ? AND revoked_at IS NULL${after}
        ORDER BY created_at DESC, id DESC LIMIT ?`,
       params,
     );
     return rows.map((r) => LINKS.read(r));
   }
 
-  async deleteLink(tenantId: string, linkId: string): Promise<boolean> {
-    return (await this.sql.run('DELETE FROM links WHERE id = ? AND tenant_id = ?', [linkId, tenantId])) > 0;
+  async revokeLink(tenantId: string, linkId: string, now: number): Promise<boolean> {
+    // Expired at the revoke too: an instance of an earlier version, which knows no revoked_at,
+    // stops serving and counting it as well. The first revoke's time is kept.
+    const revoke = `UPDATE links SET revoked_at = coalesce(revoked_at, ?), expires_at = ${this.d.least}(expires_at, ?)
+      WHERE id = ? AND tenant_id = ?`;
+    return (await this.sql.run(revoke, [now, now, linkId, tenantId])) > 0;
   }
 
   async upsertPage(page: PageInput, now: number): Promise<PageRow> {

@@ -133,13 +133,14 @@ export class SqlSweeperStore extends SqlSharingStore {
     );
   }
 
-  async purgeDeadLinks(now: number, batch: number): Promise<number> {
+  async purgeDeadLinks(now: number, revokedBefore: number, batch: number): Promise<number> {
+    // A revoked link expired at its revoke; its row stays until revokedBefore passes it.
     return this.sql.run(
       `DELETE FROM links WHERE id IN (
-         SELECT l.id FROM links AS l WHERE l.expires_at <= ?
+         SELECT l.id FROM links AS l WHERE (l.expires_at <= ? AND l.revoked_at IS NULL) OR l.revoked_at <= ?
            OR NOT EXISTS (SELECT 1 FROM artifacts AS a WHERE a.id = l.artifact_id AND a.status = 'active')
          LIMIT ?${this.d.skipLocked})`,
-      [now, batch],
+      [now, revokedBefore, batch],
     );
   }
 }

@@ -7,6 +7,7 @@ import {
   ArtifactIdParams,
   artifactErrors,
   authErrors,
+  errorResponse,
   LinkIdParams,
   LinkList,
   ListLinksQuery,
@@ -48,14 +49,16 @@ export function linkRoutes(instance: FastifyInstance, core: Core): void {
         summary: 'Revoke a share link',
         description:
           'The link’s URL answers 404 from the next request on, on every instance, and the link no longer ' +
-          'counts against the plan’s active links. Idempotent: a link already revoked, expired or unknown ' +
-          'answers the same 200.',
+          'counts against the plan’s active links. Idempotent for its owner: revoking a link of yours again, ' +
+          'within a day, answers the same 200. An id that is none of your links (unknown, another tenant’s, ' +
+          'expired and removed, or gone with its artifact) is 404 `artifact_not_found`.',
         tags: ['artifacts'],
         security,
         params: LinkIdParams,
         response: {
-          200: Type.Ref(RevokeLinkResult, { description: 'Revoked (or already gone).' }),
+          200: Type.Ref(RevokeLinkResult, { description: 'Revoked (or revoked already).' }),
           ...authErrors,
+          404: errorResponse('`artifact_not_found`: no such link in your tenant.'),
         },
       },
     },
