@@ -3,9 +3,6 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { FanoutAbuseSink, LogAbuseSink, WebhookAbuseSink } from './adapters/abuse/index.js';
-import { FsBlobStore } from './adapters/fs-blobs/fs-blob-store.js';
-import { MemoryRateLimiter } from './adapters/memory-limiter/memory-rate-limiter.js';
-import { SqliteMetadataStore } from './adapters/sqlite/index.js';
 import type { Config } from './config.js';
 import type { CoreObserver, Logger, Origins } from './core/context.js';
 import { type Core, createCore } from './core/index.js';
@@ -40,8 +37,9 @@ export const consoleLogger: Logger = {
  * Picks the adapters the configuration asks for, each independently: any mix works (SQLite + S3,
  * PostgreSQL + the local folder, …). The embedded default needs no server at all. Abuse reports
  * are written to `operatorLog` (stderr by default), and queued for the webhook when one is set.
- * The scale-out adapters are imported only when configured: the AWS SDK, pg and ioredis together
- * take about a second to load, which every `cairn admin` command and embedded start would pay.
+ * Each adapter's module is imported only when the configuration picks it: the AWS SDK, pg and
+ * ioredis together take about a second to load, which every `cairn admin` command and embedded
+ * start would pay, and an instance on PostgreSQL and S3 loads no SQLite.
  */
 export async function createAdapters(
   config: Config,
@@ -75,7 +73,10 @@ async function closeAdapters(adapters: Adapters): Promise<void> {
 export async function createMetadataStore(
   config: Config,
 ): Promise<MetadataStore & { accounts: AccountStore; resumables: ResumableUploadStore }> {
-  if (!config.databaseUrl) return new SqliteMetadataStore({ path: path.join(config.dataDir, 'cairn.sqlite') });
+  if (!config.databaseUrl) {
+    const { SqliteMetadataStore } = await import('./adapters/sqlite/index.js');
+    return new SqliteMetadataStore({ path: path.join(config.dataDir, 'cairn.sqlite') });
+  }
   const { PostgresMetadataStore } = await import('./adapters/postgres/index.js');
   return new PostgresMetadataStore({
     connectionString: config.databaseUrl,
@@ -87,7 +88,10 @@ export async function createMetadataStore(
 }
 
 async function createBlobStore(config: Config): Promise<BlobStore> {
-  if (!config.s3Bucket) return new FsBlobStore({ root: path.join(config.dataDir, 'blobs') });
+  if (!config.s3Bucket) {
+    const { FsBlobStore } = await import('./adapters/fs-blobs/fs-blob-store.js');
+    return new FsBlobStore({ root: path.join(config.dataDir, 'blobs') });
+  }
   const { S3BlobStore } = await import('./adapters/s3-blobs/index.js');
   return new S3BlobStore({
     bucket: config.s3Bucket,
@@ -99,7 +103,10 @@ async function createBlobStore(config: Config): Promise<BlobStore> {
 }
 
 async function createRateLimiter(config: Config, log: Logger): Promise<RateLimiter> {
-  if (!config.redisUrl) return new MemoryRateLimiter();
+  if (!config.redisUrl) {
+    const { MemoryRateLimiter } = await import('./adapters/memory-limiter/memory-rate-limiter.js');
+    return new MemoryRateLimiter();
+  }
   const { RedisRateLimiter } = await import('./adapters/redis-limiter/index.js');
   return new RedisRateLimiter({
     url: config.redisUrl,

@@ -7,9 +7,7 @@ import { buildApiApp } from './http/api/app.js';
 import { ConnectionDrain } from './http/connection-drain.js';
 import { buildContentApp } from './http/content/app.js';
 import { hostedPlugin } from './http/hosted.js';
-import { buildOpsApp } from './http/ops-listener.js';
 import { buildViewerApp } from './http/viewer/app.js';
-import { createOps } from './metrics/ops.js';
 import type { ListenerName } from './metrics/registry.js';
 import { checkReadiness, readinessChecks } from './readiness.js';
 import { createRuntime, originsOf, type RuntimeOptions } from './runtime.js';
@@ -38,7 +36,8 @@ export async function startServer(
   config: Config,
   opts: RuntimeOptions & { env?: Record<string, string | undefined> } = {},
 ): Promise<RunningServer> {
-  const ops = config.metricsPort === undefined ? null : createOps();
+  // prom-client (and what it loads) only for an instance that serves metrics.
+  const ops = config.metricsPort === undefined ? null : (await import('./metrics/ops.js')).createOps();
   const origins = new BoundOrigins(originsOf(config));
   const runtime = await createRuntime(config, {
     ...opts,
@@ -59,7 +58,7 @@ export async function startServer(
   const apps = [api, viewer, content];
   let draining = false;
   const opsApp = ops
-    ? await buildOpsApp(
+    ? await (await import('./http/ops-listener.js')).buildOpsApp(
         ops.metrics,
         async () =>
           draining

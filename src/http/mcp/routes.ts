@@ -1,4 +1,3 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { QuotaMode } from '../../core/access.js';
 import type { Accounts } from '../../core/accounts/index.js';
@@ -7,8 +6,7 @@ import { API_KEY } from '../../core/ids.js';
 import type { Core } from '../../core/index.js';
 import { LIMITS } from '../../core/plans.js';
 import type { Caller } from '../../core/tenants.js';
-import { CoreCairnApi } from '../../mcp/hosted/core-api.js';
-import { createHostedServer, type HostedServerOptions } from '../../mcp/hosted/server.js';
+import type { HostedServerOptions } from '../../mcp/hosted/server.js';
 import { bearerToken, chargeClientIp } from '../auth.js';
 import { eachRateHeader } from '../rate-headers.js';
 import { holdUploadSlot } from '../upload-slots.js';
@@ -16,6 +14,26 @@ import { type OriginPolicy, refuseHostOrOrigin } from './origin-guard.js';
 
 /** Base64 of a 10 MB store_artifact plus the JSON-RPC around it. */
 const MCP_BODY_LIMIT = Math.ceil((LIMITS.jsonDecodedBytes * 4) / 3) + 256 * 1024;
+
+/**
+ * The MCP SDK and the tool table, loaded by the first MCP request: they are most of what a server
+ * loads at start-up (the MCP SDK alone takes longer than Fastify), and many instances never serve MCP.
+ */
+let serving:
+  | Promise<
+      [
+        typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+        typeof import('../../mcp/hosted/core-api.js'),
+        typeof import('../../mcp/hosted/server.js'),
+      ]
+    >
+  | undefined;
+const mcpModules = () =>
+  (serving ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('../../mcp/hosted/core-api.js'),
+    import('../../mcp/hosted/server.js'),
+  ]));
 
 export const protectedResourceMetadataUrl = (apiOrigin: string) =>
   `${apiOrigin}/.well-known/oauth-protected-resource/mcp`;
@@ -120,6 +138,7 @@ export function hostedMcpRoutes(app: FastifyInstance, core: Core, accounts: Acco
       const decision = await core.access.admit(conn.caller, { quota: quotaFor(request.body) });
       // The transport writes the raw response; headers set here are merged into it.
       eachRateHeader(decision, (name, value) => reply.raw.setHeader(name, value));
+      const [{ StreamableHTTPServerTransport }, { CoreCairnApi }, { createHostedServer }] = await mcpModules();
       const server = createHostedServer({
         client: new CoreCairnApi(core, conn.caller),
         tier: conn.tier,
