@@ -24,19 +24,23 @@ import { type LoadResult, withServerCpu } from './load.js';
 import { machine, ms, type ResultRow, ratio, rps, textTable } from './report.js';
 import { creditRequestsPostgres, creditRequestsSqlite, dropSchema, seedPostgres, seedSqlite } from './seed.js';
 import { smallUploadRows } from './small-uploads.js';
+import { startupRows } from './startup.js';
 
 /**
  * `npm run bench`: the performance targets of the "Benchmarks" issue, each against a baseline
  * measured in the same run. `--quick` is a seconds-long smoke run (small file, 10k rows) that
  * writes docs/benchmarks.md only with `--write`; a full run always writes it. `--only big-files`
  * runs the large-upload and download rows alone (a minute or two, no seeding) and prints them,
- * never writing docs/benchmarks.md: a part of the table must not replace the whole.
+ * never writing docs/benchmarks.md: a part of the table must not replace the whole; `--only start-up`
+ * the start-up rows alone (a minute), likewise.
  */
 const MIB = 1024 * 1024;
 const log = (s: string) => console.error(`[bench] ${s}`);
 
 interface Settings {
   quick: boolean;
+  /** Turns of each start-up pair (medians of them). */
+  startupRuns: number;
   bytes: number;
   multipartBytes: number;
   rows: number;
@@ -48,6 +52,7 @@ function settings(argv: string[]): Settings {
   return quick
     ? {
         quick,
+        startupRuns: 3,
         bytes: 16 * MIB,
         multipartBytes: 8 * MIB,
         rows: 10_000,
@@ -55,6 +60,7 @@ function settings(argv: string[]): Settings {
       }
     : {
         quick,
+        startupRuns: 7,
         bytes: 1024 * MIB,
         multipartBytes: 450 * MIB,
         rows: 1_000_000,
@@ -288,7 +294,9 @@ async function main(argv: string[]): Promise<number> {
   if (argv.includes('--rows')) throw new Error('--rows: only with --ab (the full run always seeds its own count)');
   const only = argv.indexOf('--only');
   const section = only >= 0 ? argv[only + 1] : undefined;
-  if (only >= 0 && section !== 'big-files') throw new Error('--only: the bench runs one section alone, big-files');
+  if (only >= 0 && section !== 'big-files' && section !== 'start-up') {
+    throw new Error('--only: the bench runs one section alone, big-files or start-up');
+  }
   const write = !section && (argv.includes('--write') || !s.quick);
   const m = machine();
   const started = Date.now();
@@ -296,7 +304,9 @@ async function main(argv: string[]): Promise<number> {
   const rows: ResultRow[] = [];
   try {
     if (section === 'big-files') rows.push(...(await bigFilesOnly(root, s)));
+    else if (section === 'start-up') rows.push(...(await startupRows(s.startupRuns, log)));
     else {
+      rows.push(...(await startupRows(s.startupRuns, log)));
       const sqlite = await sqliteRun(root, s);
       rows.push(...sqlite.rows);
       const pgUrl = process.env.CAIRN_BENCH_DATABASE_URL || process.env.CAIRN_TEST_DATABASE_URL;

@@ -8,20 +8,13 @@ if (major < 22) {
   process.exit(1);
 }
 
-const args = process.argv.slice(2);
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-  // What commander prints for these, without loading it: scripts and MCP hosts ask this often.
-  const { CAIRN_VERSION } = await import('cairn-store-sdk/internal');
-  process.stdout.write(`${CAIRN_VERSION}\n`);
-} else {
-  const { main } = await import('../dist/cli/main.js');
-  main(process.argv).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err) => {
-      console.error(err instanceof Error ? err.message : String(err));
-      process.exitCode = 1;
-    },
-  );
-}
+const { start } = await import('../dist/cli/start.js');
+start(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exitCode = 1;
+  },
+);

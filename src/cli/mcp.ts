@@ -1,11 +1,20 @@
+import { parseArgs } from 'node:util';
 import type { Command } from 'commander';
 import { resolveSettings, type Settings } from './client/settings.js';
+import { stderrLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
+
+interface McpOptions {
+  allowPath: string[];
+  allowDestructive?: boolean;
+  profile?: string;
+}
 
 export function registerMcpCommand(program: Command): void {
   program
     .command('mcp')
     .description('Run the local MCP server over stdio (for Claude Desktop, Claude Code, Cursor, …).')
+    // startMcpDirectly parses the same three.
     .option(
       '--allow-path <dirs>',
       "extra absolute root for `path` uploads; repeatable, ':'-separated (env CAIRN_MCP_ALLOW_PATH)",
@@ -39,24 +48,63 @@ Examples:
 stdout carries MCP messages only; diagnostics and the audit lines of destructive calls go to stderr.
 See docs/mcp.md for host configuration, path confinement and destructive-tool gating.`,
     )
-    .action(async (opts: { allowPath: string[]; allowDestructive?: boolean; profile?: string }) => {
-      const settings = await resolveSettings({ profile: opts.profile });
-      if (!settings.apiKey || !settings.keySource) throw new UsageError(noKeyMessage(settings));
-      // Loaded on use: the MCP SDK would otherwise slow every other command's start.
-      const { McpStartupError, runStdioServer } = await import('../mcp/stdio.js');
-      try {
-        await runStdioServer({
-          apiKey: settings.apiKey,
-          apiUrl: settings.apiUrl,
-          keySource: settings.keySource,
-          allowPath: opts.allowPath,
-          allowDestructive: opts.allowDestructive === true,
-        });
-      } catch (err) {
-        if (err instanceof McpStartupError) throw new UsageError(err.message);
-        throw err;
-      }
+    .action(runMcp);
+}
+
+async function runMcp(opts: McpOptions): Promise<void> {
+  const settings = await resolveSettings({ profile: opts.profile });
+  if (!settings.apiKey || !settings.keySource) throw new UsageError(noKeyMessage(settings));
+  // Loaded on use: the MCP SDK would otherwise slow every other command's start.
+  const { McpStartupError, runStdioServer } = await import('../mcp/stdio.js');
+  try {
+    await runStdioServer({
+      apiKey: settings.apiKey,
+      apiUrl: settings.apiUrl,
+      keySource: settings.keySource,
+      allowPath: opts.allowPath,
+      allowDestructive: opts.allowDestructive === true,
     });
+  } catch (err) {
+    if (err instanceof McpStartupError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/**
+ * `cairn mcp` with plain options (the way MCP hosts start it, once per conversation), run
+ * without loading commander, a tenth of the server's start; the exit code, or null when the
+ * arguments are anything else (`--help`, an option this parse does not know, a mistake to
+ * explain): the full CLI then handles them, with commander's messages.
+ */
+export async function startMcpDirectly(args: string[]): Promise<number | null> {
+  let opts: McpOptions;
+  try {
+    const { values } = parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        'allow-path': { type: 'string', multiple: true },
+        profile: { type: 'string' },
+        'allow-destructive': { type: 'boolean' },
+      },
+    });
+    opts = {
+      allowPath: values['allow-path'] ?? [],
+      ...(values.profile === undefined ? {} : { profile: values.profile }),
+      ...(values['allow-destructive'] ? { allowDestructive: true } : {}),
+    };
+  } catch {
+    return null;
+  }
+  try {
+    await runMcp(opts);
+    return Number(process.exitCode ?? 0);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    stderrLine(`error: ${err.message}`);
+    return 2;
+  }
 }
 
 /** Like the client commands' message, without --api-key: a key on a command line ends up in host config files. */

@@ -1,0 +1,20 @@
+/**
+ * What `bin/cairn.js` runs: the command line's exit code. Two ways in skip the full command line
+ * (commander and the command index), because they are started far more often than typed:
+ * `cairn --version` (scripts, MCP hosts checking the install) and `cairn mcp` with plain options
+ * (MCP hosts, once per conversation). Everything else, and anything unusual about those two
+ * (`--help`, a mistake), goes through `main`.
+ */
+export async function start(argv: string[]): Promise<number> {
+  const args = argv.slice(2);
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+    const { CAIRN_VERSION } = await import('cairn-store-sdk/internal');
+    process.stdout.write(`${CAIRN_VERSION}\n`);
+    return 0;
+  }
+  if (args[0] === 'mcp') {
+    const code = await (await import('./mcp.js')).startMcpDirectly(args.slice(1));
+    if (code !== null) return code;
+  }
+  return (await import('./main.js')).main(argv);
+}
