@@ -48,13 +48,14 @@ describe('refused OAuth requests', () => {
     expect((await authorize({ ...good, redirect_uri: 'https://evil.example/cb' })).status).toBe(400);
     expect((await get(`${api}/oauth/authorize`)).status).toBe(400);
     // Refusals sent back to the client's redirect URI.
-    for (const bad of [
+    const refusedByRedirect: Record<string, string>[] = [
       { response_type: 'token' },
       { scope: 'admin' },
       { code_challenge: '' },
       { code_challenge_method: 'plain' },
       { resource: 'https://elsewhere.example/mcp' },
-    ]) {
+    ];
+    for (const bad of refusedByRedirect) {
       const r = await fetch(`${api}/oauth/authorize?${new URLSearchParams({ ...good, ...bad })}`, {
         redirect: 'manual',
       });
