@@ -1,7 +1,8 @@
-import { forEachEntry, holdsUnstorableText, UNSTORABLE_METADATA } from '../shared/storable-text.js';
+import { forEachEntry, holdsUnstorableText, isStorableText, UNSTORABLE_METADATA } from '../shared/storable-text.js';
 import { isValidContentType } from './content-type.js';
 import { invalid } from './errors.js';
 import { LABEL } from './ids.js';
+import { refuseDuplicateKeys } from './json-text.js';
 import { LIMITS } from './plans.js';
 
 export const METADATA_KEY = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
@@ -19,6 +20,7 @@ export function checkFilename(name: unknown, field = 'filename'): string {
     throw invalid(`${field} is required and must be a non-empty string.`);
   if (Buffer.byteLength(name, 'utf8') > 255) throw invalid(`${field} must be at most 255 bytes.`);
   refuseControls(name, field);
+  refuseUnstorableText(name, field);
   if (/[/\\]/.test(name)) throw invalid(`${field} must be a bare file name, without '/' or '\\'.`);
   if (name === '.' || name === '..') throw invalid(`${field} must be a file name.`);
   return name;
@@ -27,6 +29,18 @@ export function checkFilename(name: unknown, field = 'filename'): string {
 /** The one control-character rule of stored names and labels (filenames, session and agent ids). */
 function refuseControls(value: string, field: string): void {
   if (CONTROL.test(value)) throw invalid(`${field} must not contain control characters (C0, DEL or C1).`);
+}
+
+/**
+ * The one rule for the text of every field Cairn stores (filenames, page titles and passwords,
+ * OAuth client names; metadata strings by checkMetadata): Unicode text, so no U+0000 and no half
+ * of a surrogate pair (JSON's `"\ud800"`). Each backend would otherwise do something else with
+ * it (SQLite keeps a U+FFFD, PostgreSQL refuses it), and two such passwords would hash alike.
+ */
+export function refuseUnstorableText(value: string, field: string): void {
+  if (!isStorableText(value)) {
+    throw invalid(`${field} must be Unicode text: no U+0000 and no unpaired surrogate (such as "\\ud800").`);
+  }
 }
 
 export function checkLabel(value: unknown, field: 'session_id' | 'agent_id'): string {
@@ -92,15 +106,42 @@ export function parseMetadataField(text: string | undefined): Record<string, unk
   } catch {
     throw invalid('metadata must be a JSON object encoded as a string.');
   }
+  refuseDuplicateKeys(text, 'metadata');
   return checkMetadata(parsed);
 }
 
-/** Strict base64 (standard alphabet, padding optional), decoded. */
+const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const BASE64_TEXT = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * The bytes of a base64 text, or null when it is not one. The one rule for base64 in JSON (the
+ * API's `content`, the MCP tools' `content`): the standard alphabet (not base64url); line breaks
+ * (LF or CRLF, as `base64` wraps its output) anywhere, and nothing else, spaces included; `=`
+ * padding optional, but when given it completes the last group of four; and the canonical
+ * encoding, whose unused bits are zero (`QR==` is not another way of writing `QQ==`).
+ */
+export function decodeBase64Text(text: string): Buffer | null {
+  const s = text.includes('\n') ? text.replace(/\r?\n/g, '') : text;
+  if (!BASE64_TEXT.test(s)) return null;
+  const data = s.replace(/=+$/, '');
+  const rest = data.length % 4;
+  if (rest === 1 || (s.length > data.length && s.length % 4 !== 0)) return null;
+  // The last character of a short group carries 4 (2 of 4) or 2 (3 of 4) unused bits.
+  const unused = rest === 2 ? 0x0f : rest === 3 ? 0x03 : 0;
+  if (unused !== 0 && (BASE64_ALPHABET.indexOf(data[data.length - 1] as string) & unused) !== 0) return null;
+  return Buffer.from(data, 'base64');
+}
+
+/** The API's base64 `content`, decoded (decodeBase64Text's rule). */
 export function decodeBase64(content: unknown): Buffer {
   if (typeof content !== 'string') throw invalid('content must be a base64 string.');
-  const s = content.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 === 1) throw invalid('content is not valid base64.');
-  return Buffer.from(s, 'base64');
+  const bytes = decodeBase64Text(content);
+  if (bytes === null) {
+    throw invalid(
+      'content is not valid base64: the standard alphabet (A-Z a-z 0-9 + /), padding optional, line breaks allowed, no spaces.',
+    );
+  }
+  return bytes;
 }
 
 export function parseBooleanFlag(value: unknown, field: string): boolean {

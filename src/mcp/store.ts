@@ -3,12 +3,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { type ArtifactRecord, CairnError, type UploadStreamOptions } from '../client/index.js';
+import { decodeBase64Text } from '../core/validation.js';
 import { agentId, defineTool, metadataObject, sessionId, type ToolContext, ttl } from './context.js';
 import { exampleCall, fail, failureFrom, invalid, ok } from './results.js';
 
 const JSON_UPLOAD_MAX = 10 * 1024 * 1024;
 const PATH_UPLOAD_MAX = 500 * 1024 * 1024;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** agent_id default: the connected client's name made into a valid label, else `mcp`. */
 export function defaultAgentId(ctx: ToolContext): string {
@@ -135,11 +136,17 @@ export const storeArtifact = defineTool({
         }
         return await stored(await uploadPath(ctx.openLocalFile, ctx.client, args.path, opts));
       }
-      const bytes = args.text !== undefined ? Buffer.from(args.text, 'utf8') : decodeBase64(args.content as string);
+      // UTF-8 has no bytes for half a surrogate pair; the encoder would store U+FFFD instead.
+      if (args.text !== undefined && LONE_SURROGATE.test(args.text)) {
+        return invalid(
+          '`text` holds an unpaired surrogate (such as "\\ud800"), which is not Unicode text; send the file as `content` (base64) if it is not text.',
+        );
+      }
+      const bytes = args.text !== undefined ? Buffer.from(args.text, 'utf8') : decodeBase64Text(args.content as string);
       if (bytes === null) {
         return invalid(
-          '`content` is not base64 (it does not decode to bytes and back). If it is text, pass it as `text` ' +
-            'instead; base64 looks like "IyBSZXBvcnQK".',
+          '`content` is not base64: the standard alphabet (A-Z a-z 0-9 + /), padding optional, line breaks ' +
+            'allowed, no spaces. If it is text, pass it as `text` instead; base64 looks like "IyBSZXBvcnQK".',
         );
       }
       if (bytes.length > JSON_UPLOAD_MAX) {
@@ -156,18 +163,6 @@ export const storeArtifact = defineTool({
     }
   },
 });
-
-/**
- * Base64 as agents send it (blanks and line breaks allowed, padding optional), or null when the
- * text is not the encoding of any bytes: plain text such as "hello" decodes to something else
- * and would be stored as garbage.
- */
-function decodeBase64(text: string): Buffer | null {
-  const compact = text.replace(/\s+/g, '');
-  if (!BASE64.test(compact)) return null;
-  const bytes = Buffer.from(compact, 'base64');
-  return bytes.toString('base64').replace(/=+$/, '') === compact.replace(/=+$/, '') ? bytes : null;
-}
 
 /** Said in the text (hosts often show the model only that): nothing new was stored. */
 function replayNote(record: ArtifactRecord, args: { filename: string; session_id?: string }): string {
