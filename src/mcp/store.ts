@@ -6,6 +6,7 @@ import { type ArtifactRecord, CairnError, type UploadStreamOptions } from '../cl
 import { decodeBase64Text } from '../core/validation.js';
 import { agentId, defineTool, metadataObject, sessionId, type ToolContext, ttl } from './context.js';
 import { exampleCall, fail, failureFrom, invalid, ok } from './results.js';
+import { secretChecked } from './secret-content.js';
 
 const JSON_UPLOAD_MAX = 10 * 1024 * 1024;
 const PATH_UPLOAD_MAX = 500 * 1024 * 1024;
@@ -237,7 +238,13 @@ async function uploadPath(
         });
       }
       const stream = file.handle.createReadStream({ autoClose: false });
-      return await client.uploadStream(stream, { ...opts, size: file.size });
+      // A secret in the bytes fails the stream before its chunk is sent, so nothing is stored.
+      const checked = secretChecked(stream, filePath);
+      try {
+        return await client.uploadStream(checked.body, { ...opts, size: file.size });
+      } catch (err) {
+        throw checked.refusal() ?? err;
+      }
     } catch (err) {
       const wait = attempt < PATH_RETRIES ? retryWaitMs(err, attempt) : null;
       if (wait === null) throw err;
