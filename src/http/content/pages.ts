@@ -1,8 +1,9 @@
 import type { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { blobKey } from '../../core/context.js';
 import type { Core } from '../../core/index.js';
 import type { LivePage } from '../../core/pages.js';
+import { publicPageUrl } from '../../core/records.js';
 import { html } from '../render/html.js';
 import { markdownDocument } from '../render/markdown-document.js';
 import { pageRenderer } from '../render/page-kind.js';
@@ -16,12 +17,32 @@ import { serveArtifactBytes } from './serve-bytes.js';
  * when opened directly (not in the viewer's iframe) it runs with an opaque origin.
  */
 
-/** HTML pages: their own inline scripts run, but they can load or connect to nothing. */
+const HTML_PAGE_SOURCES =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; media-src data: blob:; " +
+  "form-action 'none'; base-uri 'none'";
+
+/**
+ * HTML pages in the viewer's frame: their own inline scripts run, but they can load or connect to
+ * nothing, and the frame's sandbox keeps them from moving the tab.
+ */
 export function htmlPageCsp(viewerOrigin: string): string {
-  return (
-    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; " +
-    `img-src data: blob:; font-src data:; media-src data: blob:; form-action 'none'; base-uri 'none'; frame-ancestors ${viewerOrigin}`
-  );
+  return `sandbox allow-scripts; script-src 'unsafe-inline'; ${HTML_PAGE_SOURCES}; frame-ancestors ${viewerOrigin}`;
+}
+
+/**
+ * HTML pages fetched as anything but a frame, by a client that does not say what it fetches for
+ * (`Sec-Fetch-Dest`): the bytes, inert. A script of a top-level document is not bound by a
+ * frame's sandbox (it may navigate its own tab), so no script runs there at all.
+ */
+export function inertHtmlCsp(viewerOrigin: string): string {
+  return `sandbox; script-src 'none'; ${HTML_PAGE_SOURCES}; frame-ancestors ${viewerOrigin}`;
+}
+
+/** What a request for an HTML page's bytes is for: the viewer's frame, a tab of its own, or else. */
+function htmlDestination(request: FastifyRequest): 'frame' | 'document' | 'other' {
+  const dest = request.headers['sec-fetch-dest'];
+  if (dest === 'iframe' || dest === 'frame') return 'frame';
+  return dest === 'document' ? 'document' : 'other';
 }
 
 /**
@@ -94,11 +115,19 @@ export function contentPageRoutes(app: FastifyInstance, core: Core): void {
       const kind = download === '1' ? 'download' : pageRenderer(artifact, gated);
       const { blobs, origins } = core.deps;
       switch (kind) {
-        case 'html':
+        case 'html': {
+          // The answer depends on Sec-Fetch-Dest, so no cache may give one in place of another.
+          reply.header('Vary', 'Sec-Fetch-Dest');
+          const dest = htmlDestination(request);
+          // Opened as a page of its own (a link, a typed URL): the viewer page, whose frame runs
+          // it sandboxed, so a page can never be a redirect hop on the content host.
+          if (dest === 'document') return reply.redirect(publicPageUrl(origins, slug), 303);
+          const csp = dest === 'frame' ? htmlPageCsp(origins.viewer) : inertHtmlCsp(origins.viewer);
           return serveArtifactBytes(request, reply, blobs, artifact, {
             disposition: 'inline',
-            headers: { ...headers, 'Content-Security-Policy': htmlPageCsp(origins.viewer) },
+            headers: { ...headers, 'Content-Security-Policy': csp },
           });
+        }
         case 'image':
           return serveArtifactBytes(request, reply, blobs, artifact, {
             disposition: 'inline',
