@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newArtifactId, newLinkId } from '../../src/core/ids.js';
+import { newLinkId } from '../../src/core/ids.js';
 import { PLANS } from '../../src/core/plans.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import {
