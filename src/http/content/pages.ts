@@ -5,8 +5,8 @@ import type { Core } from '../../core/index.js';
 import type { LivePage } from '../../core/pages.js';
 import { publicPageUrl } from '../../core/records.js';
 import { html } from '../render/html.js';
-import { markdownDocument } from '../render/markdown-document.js';
 import { pageRenderer } from '../render/page-kind.js';
+import { documentKey, type PageDocuments } from './page-documents.js';
 import { servePreview } from './preview.js';
 import { sendRenderedDocument } from './send-document.js';
 import { serveArtifactBytes } from './serve-bytes.js';
@@ -84,17 +84,26 @@ async function readAll(stream: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function serveMarkdown(core: Core, reply: FastifyReply, live: LivePage, headers: Record<string, string>) {
+async function serveMarkdown(
+  core: Core,
+  documents: PageDocuments,
+  reply: FastifyReply,
+  live: LivePage,
+  headers: Record<string, string>,
+) {
   const { artifact, page } = live;
-  const bytes =
-    artifact.sizeBytes === 0
-      ? Buffer.alloc(0)
-      : await readAll(await core.deps.blobs.read(blobKey(artifact.tenantId, artifact.contentHash)));
-  const doc = markdownDocument(bytes.toString('utf8'), page.title ?? artifact.filename).value;
-  return sendRenderedDocument(reply, artifact, markdownPageCsp(core.deps.origins.viewer), headers, doc);
+  const title = page.title ?? artifact.filename;
+  const { doc, status } = await documents.get(documentKey('markdown', artifact, title), title, async () => {
+    const bytes =
+      artifact.sizeBytes === 0
+        ? Buffer.alloc(0)
+        : await readAll(await core.deps.blobs.read(blobKey(artifact.tenantId, artifact.contentHash)));
+    return { kind: 'markdown', source: bytes.toString('utf8'), title };
+  });
+  return sendRenderedDocument(reply, artifact, markdownPageCsp(core.deps.origins.viewer), headers, doc, status);
 }
 
-export function contentPageRoutes(app: FastifyInstance, core: Core): void {
+export function contentPageRoutes(app: FastifyInstance, core: Core, documents: PageDocuments): void {
   // GET and HEAD explicitly: Fastify's automatic HEAD route would reset Content-Length to 0.
   app.route({
     method: ['GET', 'HEAD'],
@@ -134,13 +143,13 @@ export function contentPageRoutes(app: FastifyInstance, core: Core): void {
             headers: { ...headers, 'Content-Security-Policy': IMAGE_CSP },
           });
         case 'markdown':
-          return serveMarkdown(core, reply, live, headers);
+          return serveMarkdown(core, documents, reply, live, headers);
         case 'text':
         case 'code':
         case 'json':
         case 'csv':
         case 'transcript':
-          return servePreview(core, reply, live, kind, headers);
+          return servePreview(core, documents, reply, live, kind, headers);
         default:
           return serveArtifactBytes(request, reply, blobs, artifact, { headers });
       }
