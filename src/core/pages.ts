@@ -14,7 +14,7 @@ import { publicPageUrl } from './records.js';
 import { isHtmlType } from './renderer.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
-import { truncateCodePoints } from './validation.js';
+import { refuseUnstorableText, truncateCodePoints } from './validation.js';
 
 /** A page that may be shown right now: live, its artifact servable, its tenant not suspended. */
 export interface LivePage {
@@ -266,6 +266,7 @@ function parsePublishBody(body: unknown, passwordOptional: boolean): PublishInpu
   if (b.title !== undefined && b.title !== null) {
     if (typeof b.title !== 'string') throw invalid('title must be a string.');
     if (b.title.length > TITLE_MAX) throw invalid(`title must be at most ${TITLE_MAX} characters.`);
+    refuseUnstorableText(b.title, 'title');
     title = b.title.trim() === '' ? null : b.title;
   }
   let password: string | null = null;
@@ -276,6 +277,7 @@ function parsePublishBody(body: unknown, passwordOptional: boolean): PublishInpu
       throw invalid('password is required (a non-empty string) when access is "password".');
     }
     if (b.password.length > PASSWORD_MAX) throw invalid(`password must be at most ${PASSWORD_MAX} characters.`);
+    refuseUnstorableText(b.password, 'password');
     password = b.password;
   } else if (access === 'none' && b.password !== undefined && b.password !== null) {
     throw invalid('password is only accepted with access "password".');

@@ -1,7 +1,9 @@
-import { forEachEntry, holdsUnstorableText, UNSTORABLE_METADATA } from '../shared/storable-text.js';
+import { decodeBase64Text } from '../shared/base64.js';
+import { forEachEntry, holdsUnstorableText, isStorableText, UNSTORABLE_METADATA } from '../shared/storable-text.js';
 import { isValidContentType } from './content-type.js';
 import { invalid } from './errors.js';
 import { LABEL } from './ids.js';
+import { refuseDuplicateKeys } from './json-text.js';
 import { LIMITS } from './plans.js';
 
 export const METADATA_KEY = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
@@ -19,6 +21,7 @@ export function checkFilename(name: unknown, field = 'filename'): string {
     throw invalid(`${field} is required and must be a non-empty string.`);
   if (Buffer.byteLength(name, 'utf8') > 255) throw invalid(`${field} must be at most 255 bytes.`);
   refuseControls(name, field);
+  refuseUnstorableText(name, field);
   if (/[/\\]/.test(name)) throw invalid(`${field} must be a bare file name, without '/' or '\\'.`);
   if (name === '.' || name === '..') throw invalid(`${field} must be a file name.`);
   return name;
@@ -27,6 +30,18 @@ export function checkFilename(name: unknown, field = 'filename'): string {
 /** The one control-character rule of stored names and labels (filenames, session and agent ids). */
 function refuseControls(value: string, field: string): void {
   if (CONTROL.test(value)) throw invalid(`${field} must not contain control characters (C0, DEL or C1).`);
+}
+
+/**
+ * The one rule for the text of every field Cairn stores (filenames, page titles and passwords,
+ * OAuth client names; metadata strings by checkMetadata): Unicode text, so no U+0000 and no half
+ * of a surrogate pair (JSON's `"\ud800"`). Each backend would otherwise do something else with
+ * it (SQLite keeps a U+FFFD, PostgreSQL refuses it), and two such passwords would hash alike.
+ */
+export function refuseUnstorableText(value: string, field: string): void {
+  if (!isStorableText(value)) {
+    throw invalid(`${field} must be Unicode text: no U+0000 and no unpaired surrogate (such as "\\ud800").`);
+  }
 }
 
 export function checkLabel(value: unknown, field: 'session_id' | 'agent_id'): string {
@@ -92,15 +107,20 @@ export function parseMetadataField(text: string | undefined): Record<string, unk
   } catch {
     throw invalid('metadata must be a JSON object encoded as a string.');
   }
+  refuseDuplicateKeys(text, 'metadata');
   return checkMetadata(parsed);
 }
 
-/** Strict base64 (standard alphabet, padding optional), decoded. */
+/** The API's base64 `content`, decoded (decodeBase64Text's rule, src/shared/base64.ts). */
 export function decodeBase64(content: unknown): Buffer {
   if (typeof content !== 'string') throw invalid('content must be a base64 string.');
-  const s = content.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 === 1) throw invalid('content is not valid base64.');
-  return Buffer.from(s, 'base64');
+  const bytes = decodeBase64Text(content);
+  if (bytes === null) {
+    throw invalid(
+      'content is not valid base64: the standard alphabet (A-Z a-z 0-9 + /), padding optional, line breaks allowed, no spaces.',
+    );
+  }
+  return bytes;
 }
 
 export function parseBooleanFlag(value: unknown, field: string): boolean {

@@ -16,11 +16,16 @@ const BODILESS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export function cutStalledBodies(hook: preParsingHookHandler | undefined): (route: RouteOptions) => void {
   return (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (!hook || methods.every((m) => BODILESS.has(m.toUpperCase()))) return;
+    if (!hook || !takesBody(route)) return;
     const own = route.preParsing;
     route.preParsing = own === undefined ? hook : [...(Array.isArray(own) ? own : [own]), hook];
   };
+}
+
+/** Whether a route takes a request body: any method but GET, HEAD and OPTIONS. */
+export function takesBody(route: RouteOptions): boolean {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  return !methods.every((m) => BODILESS.has(m.toUpperCase()));
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CairnError, type ErrorCode, isCairnError, toEnvelope } from '../core/errors.js';
 import type { RateDecision } from '../ports/rate-limiter.js';
-import { bodyIdleTimeout, cutStalledBodies } from './body-idle-timeout.js';
+import { bodyIdleTimeout, cutStalledBodies, takesBody } from './body-idle-timeout.js';
 import { dependencyFailure } from './dependency-errors.js';
 import type { ListenerOptions } from './fastify-options.js';
+import { lingerAfterEarlyAnswer } from './lingering-close.js';
 import { installMetricsHooks, type ListenerMetrics } from './metrics-hooks.js';
 import { installShutdownGate } from './protocol-errors.js';
 import { setRateHeaders } from './rate-headers.js';
@@ -92,9 +93,10 @@ export interface ErrorHandlingOptions {
 
 /**
  * Renders every error once, into the `{error:{code,message,status}}` envelope; 5xx never leak
- * internals. Also the first hook of every listener: the 503 answer while it shuts down. And the
- * limit on a stalled request body, for every route that takes one and for an unknown route, whose
- * 404 Fastify answers only after reading the body.
+ * internals. Also the first hook of every listener: the 503 answer while it shuts down. And, for
+ * every route that takes a body and for an unknown route (whose 404 Fastify answers only after
+ * reading the body): the limit on a stalled request body, and the lingering close after an answer
+ * that came before the body had all arrived (src/http/lingering-close.ts).
  */
 export function installErrorHandling(app: FastifyInstance, opts: ErrorHandlingOptions = {}): void {
   const { notFound } = opts;
@@ -103,6 +105,12 @@ export function installErrorHandling(app: FastifyInstance, opts: ErrorHandlingOp
   if (opts.metrics) installMetricsHooks(app, opts.metrics);
   installShutdownGate(app);
   app.addHook('onRoute', cutStalledBodies(stalled));
+  const linger = lingerAfterEarlyAnswer();
+  app.addHook('onRoute', (route) => {
+    if (!takesBody(route)) return;
+    const own = route.onSend;
+    route.onSend = own === undefined ? linger : [...(Array.isArray(own) ? own : [own]), linger];
+  });
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     if (clientAborted(request)) {
       // Not a fault of ours and nobody is left to read an answer; the upload path has already
@@ -135,8 +143,11 @@ export function installErrorHandling(app: FastifyInstance, opts: ErrorHandlingOp
     reply.status(cairn.status).type('application/json; charset=utf-8').send(toEnvelope(cairn, request.id));
   });
   // Fastify gives the 404 route every lifecycle hook passed here; its types list only preValidation
-  // and preHandler, hence the cast. test/e2e/body-idle.test.ts fails if it stops doing so.
-  const notFoundHooks = (stalled ? { preParsing: stalled } : {}) as Parameters<typeof app.setNotFoundHandler>[0];
+  // and preHandler, hence the cast. test/e2e/body-idle.test.ts and early-answers.test.ts fail if it
+  // stops doing so.
+  const notFoundHooks = { onSend: linger, ...(stalled ? { preParsing: stalled } : {}) } as Parameters<
+    typeof app.setNotFoundHandler
+  >[0];
   app.setNotFoundHandler(notFoundHooks, (request, reply) => {
     if (notFound) return notFound(request, reply);
     return reply

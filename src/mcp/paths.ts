@@ -1,13 +1,15 @@
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { deniedByName, HOME_DENIED } from './deny-list.js';
 
 /**
  * Path confinement for local `path` uploads of the stdio MCP server (spec, MCP rule 2).
  *
  * A path is readable only when, after every symlink is resolved, it lies inside an allowed root
  * (the working directory plus absolute `--allow-path` / CAIRN_MCP_ALLOW_PATH roots) and nothing
- * on the deny-list matches it; the deny-list always wins. The file is then opened without
+ * on the deny-list (src/mcp/deny-list.ts) matches it; the deny-list always wins, and its refusal
+ * says so wherever the path leads. The file is then opened without
  * following a final symlink and its identity (dev + ino) must be the one that was checked, so a
  * swap between check and open reads nothing.
  *
@@ -50,98 +52,7 @@ export class PathRefusedError extends Error {
   }
 }
 
-/**
- * The deny-list: what secret scanners treat as credentials, refused however it is reached.
- * Patterns use `*` for any run of characters and compare without regard to case (macOS and
- * Windows file systems do not tell case apart). docs/mcp.md lists them; test/mcp/deny-list.test.ts
- * tries each one through the real server.
- */
-
-/** A file's own name, in any folder. */
-export const DENIED_NAMES = [
-  // Secrets files of tools: `.env*`, netrc, git, npm/yarn, PyPI, PostgreSQL, MySQL, Vault, S3, boto.
-  '.env*',
-  'credentials.json',
-  '.netrc',
-  '_netrc',
-  '.git-credentials',
-  '.npmrc',
-  '.yarnrc.yml',
-  '.pypirc',
-  '.pgpass',
-  '.my.cnf',
-  '.vault-token',
-  '.dockercfg',
-  '.s3cfg',
-  '.boto',
-  '.htpasswd',
-  // Shell and REPL histories (bash, zsh, python, node, psql, mysql, …, fish).
-  '.*_history',
-  'fish_history',
-  '.histfile',
-  '.zhistory',
-  // Private keys, certificates with keys, key stores, keychains.
-  'id_*',
-  '*.pem',
-  '*.key',
-  '*.p12',
-  '*.pfx',
-  '*.ppk',
-  '*.jks',
-  '*.keystore',
-  '*.kdbx',
-  '*.keychain',
-  '*.keychain-db',
-];
-
-/** Runs of folder (and file) names refused wherever they appear in a path. */
-export const DENIED_SEGMENTS: string[][] = [
-  // SSH, cloud, cluster and container credentials, GnuPG, pass.
-  ['.ssh'],
-  ['.aws'],
-  ['.azure'],
-  ['.config', 'gcloud'],
-  ['.kube'],
-  ['.docker'],
-  ['.gnupg'],
-  ['.password-store'],
-  // GitHub CLI and hub, Terraform, Cargo and RubyGems tokens.
-  ['.config', 'gh'],
-  ['.config', 'hub'],
-  ['.terraform.d', 'credentials*'],
-  ['.cargo', 'credentials*'],
-  ['.gem', 'credentials'],
-  // OS keychains and keyrings.
-  ['Library', 'Keychains'],
-  ['.local', 'share', 'keyrings'],
-  ['.local', 'share', 'kwalletd'],
-  // Cairn's own config folder.
-  ['.config', 'cairn'],
-];
-
-/** The folders above under the user's home, as explicit paths too (as the spec lists them). */
-const HOME_DENIED = DENIED_SEGMENTS.filter((seq) => !seq.some((name) => name.includes('*'))).map((seq) =>
-  seq.join('/'),
-);
 const SYSTEM_DENIED = ['/etc', '/private/etc', '/Library/Keychains'];
-
-interface NamePattern {
-  pattern: string;
-  matches(name: string): boolean;
-}
-
-/** A shell-style name pattern (`*` only), matched whole and without regard to case. */
-function namePattern(pattern: string): NamePattern {
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  const re = new RegExp(`^${source}$`, 'i');
-  return { pattern, matches: (name) => re.test(name) };
-}
-
-const DENIED_NAME_PATTERNS = DENIED_NAMES.map(namePattern);
-const DENIED_SEGMENT_PATTERNS = DENIED_SEGMENTS.map((seq) => seq.map(namePattern));
 
 /** True when `child` is `parent` or below it (by path.relative, so /a-evil is not inside /a). */
 export function isInside(parent: string, child: string): boolean {
@@ -234,19 +145,10 @@ export class PathConfinement {
     return new PathConfinement(cwd, [...new Set(roots)], [...new Set([...written, ...resolved])]);
   }
 
-  /** Why `p` (an absolute path) is denied, or null. */
+  /** Why `p` (an absolute path) is denied, or null (src/mcp/deny-list.ts). */
   private denial(p: string): string | null {
-    const parts = p.split(path.sep).filter((s) => s !== '');
-    const base = parts[parts.length - 1] ?? '';
-    const name = DENIED_NAME_PATTERNS.find(({ matches }) => matches(base));
-    if (name) return `files named ${name.pattern} are never read`;
-    for (const seq of DENIED_SEGMENT_PATTERNS) {
-      for (let i = 0; i + seq.length <= parts.length; i++) {
-        if (seq.every(({ matches }, j) => matches(parts[i + j] ?? ''))) {
-          return `paths through ${seq.map(({ pattern }) => pattern).join('/')} are never read`;
-        }
-      }
-    }
+    const byName = deniedByName(p);
+    if (byName) return byName;
     for (const d of this.deniedDirs) if (isInside(d, p)) return `${d} is on the deny-list`;
     return null;
   }
@@ -264,8 +166,13 @@ export class PathConfinement {
     const lexicalDenial = this.denial(lexical);
     if (lexicalDenial) throw new PathRefusedError(`refused ${requested}: ${lexicalDenial}.`, 'denied');
     const { real, exists } = await whereItLeads(lexical);
-    // Outside the roots: one answer, whether the path exists, dangles or leads to a denied file, so
-    // no refusal tells what lies outside. Only inside the roots do the later answers differ.
+    // Where it leads, denied: said as such, inside the roots or out, and never as "outside the
+    // roots", which would invite the user to widen them for a credentials file. The verdict is on
+    // the resolved path's words, before not_found, so a denied file's existence does not show.
+    const denial = this.denial(real);
+    if (denial) throw new PathRefusedError(`refused ${requested}: it leads to a denied place: ${denial}.`, 'denied');
+    // Outside the roots: one answer, whether the path exists, dangles or loops, so no refusal tells
+    // what lies outside. Only inside the roots do the later answers differ.
     if (!this.roots.some((r) => isInside(r, real))) {
       throw new PathRefusedError(
         `refused ${requested}: it is outside the allowed roots (${this.roots.join(', ')}); ` +
@@ -273,9 +180,6 @@ export class PathConfinement {
         'outside_roots',
       );
     }
-    // Before not_found, so a denied file's existence does not show either.
-    const denial = this.denial(real);
-    if (denial) throw new PathRefusedError(`refused ${requested}: ${denial}.`, 'denied');
     const stat = exists ? await lstat(real).catch(() => null) : null;
     // Inside the roots, so naming where it looked tells nothing the user did not allow.
     if (!stat) throw new PathRefusedError(`no readable file at ${requested} (looked at ${real}).`, 'not_found');

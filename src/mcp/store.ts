@@ -3,12 +3,14 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { type ArtifactRecord, CairnError, type UploadStreamOptions } from 'cairn-store-sdk';
 import { nodeCrypto } from 'cairn-store-sdk/internal';
 import { z } from 'zod';
+import { decodeBase64Text } from '../shared/base64.js';
 import { agentId, defineTool, metadataObject, sessionId, type ToolContext, ttl } from './context.js';
 import { exampleCall, fail, failureFrom, invalid, ok } from './results.js';
+import { secretChecked } from './secret-content.js';
 
 const JSON_UPLOAD_MAX = 10 * 1024 * 1024;
 const PATH_UPLOAD_MAX = 500 * 1024 * 1024;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** agent_id default: the connected client's name made into a valid label, else `mcp`. */
 export function defaultAgentId(ctx: ToolContext): string {
@@ -135,11 +137,17 @@ export const storeArtifact = defineTool({
         }
         return await stored(await uploadPath(ctx.openLocalFile, ctx.client, args.path, opts));
       }
-      const bytes = args.text !== undefined ? Buffer.from(args.text, 'utf8') : decodeBase64(args.content as string);
+      // UTF-8 has no bytes for half a surrogate pair; the encoder would store U+FFFD instead.
+      if (args.text !== undefined && LONE_SURROGATE.test(args.text)) {
+        return invalid(
+          '`text` holds an unpaired surrogate (such as "\\ud800"), which is not Unicode text; send the file as `content` (base64) if it is not text.',
+        );
+      }
+      const bytes = args.text !== undefined ? Buffer.from(args.text, 'utf8') : decodeBase64Text(args.content as string);
       if (bytes === null) {
         return invalid(
-          '`content` is not base64 (it does not decode to bytes and back). If it is text, pass it as `text` ' +
-            'instead; base64 looks like "IyBSZXBvcnQK".',
+          '`content` is not base64: the standard alphabet (A-Z a-z 0-9 + /), padding optional, line breaks ' +
+            'allowed, no spaces. If it is text, pass it as `text` instead; base64 looks like "IyBSZXBvcnQK".',
         );
       }
       if (bytes.length > JSON_UPLOAD_MAX) {
@@ -156,18 +164,6 @@ export const storeArtifact = defineTool({
     }
   },
 });
-
-/**
- * Base64 as agents send it (blanks and line breaks allowed, padding optional), or null when the
- * text is not the encoding of any bytes: plain text such as "hello" decodes to something else
- * and would be stored as garbage.
- */
-function decodeBase64(text: string): Buffer | null {
-  const compact = text.replace(/\s+/g, '');
-  if (!BASE64.test(compact)) return null;
-  const bytes = Buffer.from(compact, 'base64');
-  return bytes.toString('base64').replace(/=+$/, '') === compact.replace(/=+$/, '') ? bytes : null;
-}
 
 /** Said in the text (hosts often show the model only that): nothing new was stored. */
 function replayNote(record: ArtifactRecord, args: { filename: string; session_id?: string }): string {
@@ -242,7 +238,13 @@ async function uploadPath(
         });
       }
       const stream = file.handle.createReadStream({ autoClose: false });
-      return await client.uploadStream(stream, { ...opts, size: file.size });
+      // A secret in the bytes fails the stream before its chunk is sent, so nothing is stored.
+      const checked = secretChecked(stream, filePath);
+      try {
+        return await client.uploadStream(checked.body, { ...opts, size: file.size });
+      } catch (err) {
+        throw checked.refusal() ?? err;
+      }
     } catch (err) {
       const wait = attempt < PATH_RETRIES ? retryWaitMs(err, attempt) : null;
       if (wait === null) throw err;

@@ -249,3 +249,20 @@ describe.skipIf(skipBrowser)('dashboard basics', () => {
     expect(await page.isVisible('[data-preview="none"]')).toBe(true);
   });
 });
+
+describe.skipIf(skipBrowser)('dashboard: where logging in leads', () => {
+  it('a next= that Chromium would read as another host (TAB, CR, LF, backslash) lands on /dashboard', async () => {
+    await signUp();
+    // The "other host" is the content origin, a real listener, so that a redirect followed there
+    // shows as a wrong URL rather than as a refused connection.
+    const other = new URL(s.contentUrl).host;
+    for (const next of [`/\t/${other}/x`, `/\r/${other}/x`, `/\n/${other}/x`, `/\t\\${other}/x`, `//${other}/x`]) {
+      for (const mode of ['login', 'signup']) {
+        await page.goto(`${s.apiUrl}/${mode}?next=${encodeURIComponent(next)}`);
+        expect(page.url(), JSON.stringify(next)).toBe(`${s.apiUrl}/dashboard`);
+      }
+    }
+    await page.goto(`${s.apiUrl}/login?next=${encodeURIComponent('/dashboard/keys')}`);
+    expect(page.url()).toBe(`${s.apiUrl}/dashboard/keys`);
+  });
+});

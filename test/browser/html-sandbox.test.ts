@@ -1,6 +1,6 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { openControlPage, screenshot, skipBrowser, useChromium } from '../helpers/browser.js';
+import { contentFrame, openControlPage, screenshot, skipBrowser, useChromium } from '../helpers/browser.js';
 import { publishContent } from '../helpers/pages.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -113,19 +113,50 @@ describe.skipIf(skipBrowser)('HTML pages in the viewer', () => {
     await screenshot(page, 'viewer-html');
   });
 
-  it('stay sandboxed when the content URL is opened directly', async () => {
+  it('opened directly, the content URL shows the viewer page, whose frame runs the page sandboxed', async () => {
     const res = await page.goto(`${s.contentUrl}/c/${slug}`);
     expect(res?.status()).toBe(200);
-    expect(res?.headers()['content-security-policy']).toMatch(/^sandbox allow-scripts;/);
-    await page.waitForFunction(PROBE_DONE);
-    const result = JSON.parse((await page.textContent('#out')) ?? '{}') as ProbeResult;
+    expect(page.url()).toBe(`${s.viewerUrl}/a/${slug}`);
+    const frame = await contentFrame(page, s, slug as string);
+    await frame.waitForFunction(PROBE_DONE);
+    const result = JSON.parse((await frame.textContent('#out')) ?? '{}') as ProbeResult;
     expect(result.origin).toBe('ok:null');
     expect(result.cookie).toBe('error:SecurityError');
     expect(result.localStorage).toBe('error:SecurityError');
     expect(result.fetchApi).toBe('error:TypeError');
     expect(JSON.stringify(result)).not.toContain('cookie-value');
-    expect(await page.evaluate('[self.origin, document.domain]')).toEqual(['null', '']);
     expect(beacons()).toEqual([]);
+  });
+
+  it('a page whose script moves the tab is no redirect hop: in the viewer and opened directly, the tab stays', async () => {
+    // The "elsewhere" is a real local URL, so that a tab that moved shows as a wrong URL.
+    const elsewhere = `${s.apiUrl}/health?hop=1`;
+    const hop = await publishContent(
+      s,
+      {
+        filename: 'hop.html',
+        content: `<!doctype html><p id="m">hop</p><script>
+document.getElementById('m').textContent = 'ran';
+try { top.location.href = ${JSON.stringify(elsewhere)}; } catch (e) {}
+try { window.open(${JSON.stringify(elsewhere)}, '_top'); } catch (e) {}
+</script>`,
+        content_type: 'text/html',
+      },
+      { visibility: 'unlisted' },
+    );
+    for (const start of [`${s.viewerUrl}/a/${hop.slug}`, `${s.contentUrl}/c/${hop.slug}`]) {
+      await page.goto(start);
+      // Give a navigation the script starts every chance to commit before looking.
+      await page.waitForLoadState('networkidle');
+      expect(page.url(), start).toBe(`${s.viewerUrl}/a/${hop.slug}`);
+      expect(
+        requested.filter((u) => u.includes('hop=1')),
+        start,
+      ).toEqual([]);
+      // And the script did run (in the frame), so it did try.
+      const frame = await contentFrame(page, s, hop.slug);
+      await frame.waitForFunction("document.getElementById('m')?.textContent === 'ran'");
+    }
   });
 
   it('control: the same probe without the content policy does reach the network', async () => {

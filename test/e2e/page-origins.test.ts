@@ -34,13 +34,15 @@ function expectPublicHeaders(r: Response, what: string): void {
 }
 
 describe('content origin /c/<slug>', () => {
-  it('HTML: the stored bytes inline, under a sandbox that still lets inline scripts run', async () => {
+  it("HTML: the stored bytes inline, under a sandbox that lets inline scripts run only in the viewer's frame", async () => {
     const html = '<!doctype html><p>hi</p><script>document.title="x"</script>';
     const { slug } = await publish({ filename: 'a.html', content: html, content_type: 'text/html' });
-    const r = await get(`${s.contentUrl}/c/${slug}`);
+    const framed = { headers: { 'Sec-Fetch-Dest': 'iframe' } };
+    const r = await get(`${s.contentUrl}/c/${slug}`, framed);
     expect(r.status).toBe(200);
     expect(await r.text()).toBe(html);
     expect(r.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(r.headers.get('vary')).toMatch(/Sec-Fetch-Dest/i);
     const csp = r.headers.get('content-security-policy') ?? '';
     expect(csp).toMatch(/^sandbox allow-scripts;/);
     expect(csp).not.toMatch(/allow-same-origin/);
@@ -52,9 +54,26 @@ describe('content origin /c/<slug>', () => {
     expect(r.headers.get('x-robots-tag')).toMatch(/noindex/);
     expect(r.headers.get('referrer-policy')).toBe('no-referrer');
 
-    const head = await get(`${s.contentUrl}/c/${slug}`, { method: 'HEAD' });
+    const head = await get(`${s.contentUrl}/c/${slug}`, { method: 'HEAD', ...framed });
     expect(head.status).toBe(200);
     expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(html)));
+
+    // Opened as a page of its own: the viewer page instead, whose frame keeps it from moving the tab.
+    for (const method of ['GET', 'HEAD']) {
+      const direct = await get(`${s.contentUrl}/c/${slug}`, { method, headers: { 'Sec-Fetch-Dest': 'document' } });
+      expect(direct.status, method).toBe(303);
+      expect(direct.headers.get('location'), method).toBe(`${s.viewerUrl}/a/${slug}`);
+    }
+    // Fetched for anything else, or by a client that does not say: the bytes, with no script at all.
+    for (const dest of [undefined, 'empty', 'object', 'embed', 'script']) {
+      const other = await get(`${s.contentUrl}/c/${slug}`, dest ? { headers: { 'Sec-Fetch-Dest': dest } } : {});
+      expect(other.status, dest).toBe(200);
+      expect(await other.text()).toBe(html);
+      const inert = other.headers.get('content-security-policy') ?? '';
+      expect(inert, dest).toMatch(/^sandbox; script-src 'none';/);
+      expect(inert).not.toMatch(/allow-scripts|script-src 'unsafe-inline'/);
+      expect(inert).toContain(`frame-ancestors ${s.viewerUrl}`);
+    }
 
     const dl = await get(`${s.contentUrl}/c/${slug}?download=1`);
     expect(dl.headers.get('content-disposition')).toMatch(/^attachment; filename="a.html"/);

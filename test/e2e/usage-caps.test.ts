@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newArtifactId, newLinkId } from '../../src/core/ids.js';
+import { newLinkId } from '../../src/core/ids.js';
 import { PLANS } from '../../src/core/plans.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import {
@@ -11,6 +10,7 @@ import {
   type Rec,
   sha256,
   stagingFiles,
+  storeFiller,
   uploadJson,
   uploadMultipart,
 } from '../helpers/e2e.js';
@@ -37,28 +37,7 @@ describe('storage quota', () => {
     const key = await s.createTenant(name, 'free');
     const tenant = await tenantOf(name);
     const size = PLANS.free.storageBytes - headroom;
-    const hash = createHash('sha256').update(`filler ${name}`).digest('hex');
-    const { artifactStore: store } = s.core.deps;
-    const now = clock.now();
-    expect(await store.pinBlob(tenant.id, hash, size, now, { owner: 'filler', until: now + 60_000 })).toBe('write');
-    await store.insertArtifact({
-      artifact: {
-        id: newArtifactId(),
-        tenantId: tenant.id,
-        filename: 'filler.bin',
-        contentType: 'application/octet-stream',
-        sizeBytes: size,
-        contentHash: hash,
-        metadata: {},
-        sessionId: null,
-        agentId: null,
-        createdAt: now,
-        expiresAt: now + 30 * 86_400_000,
-        deletedAt: null,
-        status: 'active',
-      },
-      storageLimitBytes: PLANS.free.storageBytes,
-    });
+    await storeFiller(s, tenant.id, size, name, clock.now());
     expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.usage_storage_bytes).toBe(size);
     return { key, tenant };
   }

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { newArtifactId } from '../../src/core/ids.js';
+import { PLANS } from '../../src/core/plans.js';
 import { api, filesUnder, localBlobNames, type TestServer } from './server.js';
 
 /** Helpers shared by the end-to-end suites (test/e2e). */
@@ -173,4 +175,38 @@ export async function walk(
     if (pages > 1000) throw new Error('cursor walk does not end');
   } while (cursor);
   return { items, pages };
+}
+
+/**
+ * Gives a tenant `size` bytes of storage with one real artifact row over a pinned blob record
+ * (uploading a gigabyte would be far too slow for a test); `name` makes its hash its own.
+ */
+export async function storeFiller(
+  srv: TestServer,
+  tenantId: string,
+  size: number,
+  name: string,
+  now: number,
+): Promise<void> {
+  const hash = sha256(`filler ${name}`);
+  const { artifactStore: store } = srv.core.deps;
+  expect(await store.pinBlob(tenantId, hash, size, now, { owner: 'filler', until: now + 60_000 })).toBe('write');
+  await store.insertArtifact({
+    artifact: {
+      id: newArtifactId(),
+      tenantId,
+      filename: 'filler.bin',
+      contentType: 'application/octet-stream',
+      sizeBytes: size,
+      contentHash: hash,
+      metadata: {},
+      sessionId: null,
+      agentId: null,
+      createdAt: now,
+      expiresAt: now + 30 * DAY_MS,
+      deletedAt: null,
+      status: 'active',
+    },
+    storageLimitBytes: PLANS.free.storageBytes,
+  });
 }

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deniedByName, originalNames } from '../../src/mcp/deny-list.js';
 import {
   isInside,
   PathConfinement,
@@ -65,7 +66,7 @@ beforeAll(async () => {
   const oracleLinks: [string, string][] = [
     [path.join(home, 'missing.txt'), path.join(cwd, 'dangling-out')],
     [path.join(cwd, 'dangling-out'), path.join(cwd, 'chain-dangling')],
-    [path.join(home, '.ssh', 'missing-key'), path.join(cwd, 'dangling-key')],
+    [path.join(home, '.ssh', 'id_missing'), path.join(cwd, 'dangling-key')],
     [path.join(cwd, '.env'), path.join(cwd, 'alias-env')],
     [path.join(cwd, '.env.gone'), path.join(cwd, 'alias-env-gone')],
     [path.join(home, '.ssh'), path.join(home, 'outside-link-to-ssh')],
@@ -108,8 +109,10 @@ describe('escape attempts are refused', () => {
     ['sibling root sharing the prefix (relative)', () => '../project-evil/secret.txt', 'outside_roots'],
     ['symlink to a file outside', () => 'link-out', 'outside_roots'],
     ['symlink chain to a file outside', () => 'chain', 'outside_roots'],
-    // Outside the roots is the one answer there, whatever the file is (no oracle on what it is).
-    ['symlink to a denied file outside the roots', () => 'link-key', 'outside_roots'],
+    // Where a path leads is denied: said as such (not "outside the roots", which would invite the
+    // user to add a root for a credentials file).
+    ['symlink to a denied file outside the roots', () => 'link-key', 'denied'],
+    ['symlink to a missing file in a denied folder outside the roots', () => 'dangling-key', 'denied'],
     ['symlinked parent folder', () => 'linkdir/file.txt', 'outside_roots'],
     ['.env', () => '.env', 'denied'],
     ['.env.local', () => '.env.local', 'denied'],
@@ -210,9 +213,9 @@ describe('no existence oracle: a refusal reads the same whether or not the path 
     ],
     ['a symlink in the root to a denied file outside, or to a missing one', () => 'link-key', () => 'dangling-key'],
     [
-      'a symlink outside the roots into a denied folder, or no symlink at all',
+      'a symlink outside the roots into a denied folder: to a file there, or to a missing one',
       () => path.join(home, 'outside-link-to-ssh', 'config'),
-      () => path.join(home, 'no-link', 'config'),
+      () => path.join(home, 'outside-link-to-ssh', 'missing-config'),
     ],
     ['a denied name inside the root', () => '.env', () => '.env.gone'],
     ['a symlink in the root to a denied name, or to a missing one', () => 'alias-env', () => 'alias-env-gone'],
@@ -224,8 +227,16 @@ describe('no existence oracle: a refusal reads the same whether or not the path 
   }
 
   it('outside the roots, every refusal is the one answer, exists or not', async () => {
-    for (const p of [path.join(home, 'outside.txt'), path.join(home, 'missing.txt'), 'dangling-out', 'link-key']) {
+    for (const p of [path.join(home, 'outside.txt'), path.join(home, 'missing.txt'), 'dangling-out', 'linkdir/x']) {
       expect((await refusal(p)).reason, p).toBe('outside_roots');
+    }
+  });
+
+  it('a path that leads to a denied place is denied, inside the roots or out, exists or not', async () => {
+    for (const p of ['link-key', 'dangling-key', path.join(home, 'outside-link-to-ssh', 'config'), 'alias-env-gone']) {
+      const err = await refusal(p);
+      expect(err.reason, p).toBe('denied');
+      expect(err.message, p).not.toMatch(/allow-path/);
     }
   });
 
@@ -285,5 +296,27 @@ describe('roots', () => {
   it('a relative root is an error', () => {
     expect(() => parseAllowPaths(['/a:rel'], undefined)).toThrow(RelativeRootError);
     expect(() => parseAllowPaths([], './x')).toThrow(RelativeRootError);
+  });
+});
+
+describe('backups and editor copies', () => {
+  it('a name counts with every name it may be a copy of', () => {
+    expect(originalNames('.npmrc.bak~')).toEqual(['.npmrc.bak~', '.npmrc.bak', '.npmrc']);
+    expect(originalNames('..netrc.swp')).toEqual(['..netrc.swp', '.netrc']);
+    expect(originalNames('#.netrc#')).toEqual(['#.netrc#', '.netrc']);
+    expect(originalNames('.#id_rsa')).toEqual(['.#id_rsa', 'id_rsa']);
+    expect(originalNames('history.~2~')).toEqual(['history.~2~', 'history']);
+    expect(originalNames('.bash_history.1')).toEqual(['.bash_history.1', '.bash_history']);
+    expect(originalNames('report.md')).toEqual(['report.md']);
+  });
+
+  it('a copy of a denied file is denied, saying of what; a copy of anything else is not', () => {
+    expect(deniedByName('/h/.git-credentials.bak')).toBe(
+      'it is a copy of .git-credentials, and files named .git-credentials are never read',
+    );
+    expect(deniedByName('/h/.aws.old/credentials')).toBe('paths through .aws are never read');
+    expect(deniedByName('/h/.claude/settings.json.cairn-backup')).toBe('.claude/settings*.json files are never read');
+    expect(deniedByName('/h/report.md.bak')).toBeNull();
+    expect(deniedByName('/h/.claude/projects/p/s.jsonl')).toBeNull();
   });
 });

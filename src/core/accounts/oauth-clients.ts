@@ -1,7 +1,9 @@
 import type { AccountStore, OAuthClientRow } from '../../ports/account-store.js';
 import type { RateRule } from '../../ports/rate-limiter.js';
+import { isStorableText } from '../../shared/storable-text.js';
 import { RateLimitedError } from '../access.js';
 import type { CoreDeps } from '../context.js';
+import { truncateCodePoints } from '../validation.js';
 import { OAuthError } from './oauth-errors.js';
 import { newClientId } from './secrets.js';
 
@@ -38,10 +40,15 @@ function parse(uri: unknown): URL | null {
   }
 }
 
-/** Redirect URIs Cairn accepts: https anywhere, or http on a loopback address; never a fragment or credentials. */
+/**
+ * Redirect URIs Cairn accepts: https anywhere, or http on a loopback address; never a fragment or
+ * credentials; and written exactly as the URL standard serialises it (`http://127.0.0.1/cb`, not
+ * `http://2130706433/cb` or `http://127.1/cb`, which name the same address), so that the URI a
+ * person sees on the consent screen is the one the browser goes to and an exact match means one.
+ */
 export function acceptableRedirectUri(uri: unknown): boolean {
   const url = parse(uri);
-  if (url === null) return false;
+  if (url === null || url.href !== uri) return false;
   if (url.hash !== '' || url.username !== '' || url.password !== '') return false;
   return (url.protocol === 'https:' && url.hostname !== '') || isLoopbackHttp(url);
 }
@@ -116,14 +123,23 @@ export class OAuthClientService {
     }
     const bad = uris.find((u) => !acceptableRedirectUri(u));
     if (bad !== undefined) {
+      const canonical = parse(bad)?.href;
       throw new OAuthError(
         'invalid_redirect_uri',
-        `Redirect URI ${JSON.stringify(bad).slice(0, 200)} is not accepted: use https, or http on 127.0.0.1, [::1] or localhost, without a fragment.`,
+        canonical !== undefined && canonical !== bad && acceptableRedirectUri(canonical)
+          ? `Redirect URI ${JSON.stringify(bad).slice(0, 200)} is not written as the URL standard writes it; register ${JSON.stringify(canonical).slice(0, 200)} and send that.`
+          : `Redirect URI ${JSON.stringify(bad).slice(0, 200)} is not accepted: use https, or http on 127.0.0.1, [::1] or localhost, without a fragment.`,
+      );
+    }
+    if (typeof m.client_name === 'string' && !isStorableText(m.client_name)) {
+      throw new OAuthError(
+        'invalid_client_metadata',
+        'client_name must be Unicode text: no U+0000 and no unpaired surrogate (such as "\\ud800").',
       );
     }
     const name =
       typeof m.client_name === 'string' && m.client_name.trim() !== ''
-        ? m.client_name.trim().slice(0, 100)
+        ? truncateCodePoints(m.client_name.trim(), 100)
         : 'Unnamed MCP client';
     const client: OAuthClientRow = {
       id: newClientId(),

@@ -15,7 +15,8 @@ export type OAuthErrorCode =
   | 'access_denied'
   | 'invalid_redirect_uri'
   | 'invalid_client_metadata'
-  | 'server_error';
+  | 'server_error'
+  | 'temporarily_unavailable';
 
 export class OAuthError extends Error {
   constructor(

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { CairnError, invalid } from '../../core/errors.js';
+import { refuseDuplicateKeys } from '../../core/json-text.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,14 +20,25 @@ declare module 'fastify' {
  * one with required fields is refused naming them. JSON `null` and whitespace count as empty.
  *
  * And unknown input is refused, not ignored: every body schema allows no field it does not
- * declare, and a route that takes no body refuses one with fields.
+ * declare, and a route that takes no body refuses one with fields. The JSON parser is the
+ * listener's own, so OAuth's registration and the MCP endpoint refuse a key named twice too.
  */
 export function installJsonBodies(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if ((body as string).trim() === '') return done(null, undefined);
-    parseJson(request, body as string, done);
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    parseJson(request, text, (err, value) => {
+      if (err) return done(err, undefined);
+      // A key named twice is refused rather than read as its last value (src/core/json-text.ts).
+      try {
+        refuseDuplicateKeys(text, 'The JSON body');
+      } catch (refused) {
+        return done(refused as Error, undefined);
+      }
+      done(null, value);
+    });
   });
   // Any other type is refused (415), unless nothing follows it: then it is no body either.
   app.addContentTypeParser('*', (request, payload, done) => {

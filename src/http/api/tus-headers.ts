@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { invalid } from '../../core/errors.js';
+import { refuseDuplicateKeys } from '../../core/json-text.js';
 import type { UploadRequest } from '../../core/upload.js';
 
 /** The tus version this endpoint speaks (the only one there is). */
@@ -11,11 +12,19 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** `Upload-Length` / `Upload-Offset`: a whole number of bytes; undefined when absent. */
+/**
+ * `Upload-Length` / `Upload-Offset`: a whole number of bytes in plain decimal, with no sign and no
+ * leading zero (`00010` is refused, not read as 10: a reader of the other kind would see 8 or an
+ * error); undefined when absent.
+ */
 export function byteCount(headers: IncomingHttpHeaders, name: string): number | undefined {
   const v = headerValue(headers, name.toLowerCase());
   if (v === undefined) return undefined;
-  if (!/^\d{1,16}$/.test(v.trim())) throw invalid(`${name} must be a whole number of bytes, e.g. "${name}: 1048576".`);
+  if (!/^(?:0|[1-9]\d{0,15})$/.test(v.trim())) {
+    throw invalid(
+      `${name} must be a whole number of bytes written without a sign or leading zeros, e.g. "${name}: 1048576".`,
+    );
+  }
   return Number(v.trim());
 }
 
@@ -60,17 +69,31 @@ export function parseUploadMetadata(header: string | undefined): UploadRequest {
         `Upload-Metadata key ${key} is not known; use filename, content_type, session_id, agent_id, ttl, metadata (a JSON object) or transcript.`,
       );
     }
-    const text = Buffer.from(encoded, 'base64').toString('utf8');
+    const text = utf8Text(Buffer.from(encoded, 'base64'), key);
     if (req[field] !== undefined) throw invalid(`Upload-Metadata gives ${key} and another name for the same field.`);
     req[field] = field === 'metadata' ? parseJsonObject(text) : text;
   }
   return req;
 }
 
-function parseJsonObject(text: string): unknown {
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A value's bytes as text: UTF-8, refused (not patched with U+FFFD) when they are not. */
+function utf8Text(bytes: Buffer, key: string): string {
   try {
-    return JSON.parse(text);
+    return UTF8.decode(bytes);
+  } catch {
+    throw invalid(`Upload-Metadata ${key} is not UTF-8 text.`);
+  }
+}
+
+function parseJsonObject(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
   } catch {
     throw invalid('Upload-Metadata metadata must be a JSON object (base64 of its text), e.g. {"model":"gpt-5"}.');
   }
+  refuseDuplicateKeys(text, 'Upload-Metadata metadata');
+  return value;
 }

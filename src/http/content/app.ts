@@ -3,6 +3,7 @@ import type { Core } from '../../core/index.js';
 import { installErrorHandling } from '../errors.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { installPublicHeaders } from '../public-headers.js';
+import { PageDocuments } from './page-documents.js';
 import { contentPageRoutes, pageNotFound } from './pages.js';
 import { serveArtifactBytes } from './serve-bytes.js';
 
@@ -60,7 +61,10 @@ export async function buildContentApp(core: Core, opts: ListenerOptions): Promis
     },
   });
 
-  contentPageRoutes(app, core);
+  // Text previews and Markdown pages: rendered on worker threads, once per artifact, and kept.
+  const documents = new PageDocuments();
+  app.addHook('onClose', () => documents.close());
+  contentPageRoutes(app, core, documents);
   for (const plugin of opts.plugins ?? []) await plugin(app, core);
   return app;
 }

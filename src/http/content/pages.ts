@@ -1,11 +1,12 @@
 import type { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { blobKey } from '../../core/context.js';
 import type { Core } from '../../core/index.js';
 import type { LivePage } from '../../core/pages.js';
+import { publicPageUrl } from '../../core/records.js';
 import { html } from '../render/html.js';
-import { markdownDocument } from '../render/markdown-document.js';
 import { pageRenderer } from '../render/page-kind.js';
+import { documentKey, type PageDocuments } from './page-documents.js';
 import { servePreview } from './preview.js';
 import { sendRenderedDocument } from './send-document.js';
 import { serveArtifactBytes } from './serve-bytes.js';
@@ -16,12 +17,32 @@ import { serveArtifactBytes } from './serve-bytes.js';
  * when opened directly (not in the viewer's iframe) it runs with an opaque origin.
  */
 
-/** HTML pages: their own inline scripts run, but they can load or connect to nothing. */
+const HTML_PAGE_SOURCES =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:; media-src data: blob:; " +
+  "form-action 'none'; base-uri 'none'";
+
+/**
+ * HTML pages in the viewer's frame: their own inline scripts run, but they can load or connect to
+ * nothing, and the frame's sandbox keeps them from moving the tab.
+ */
 export function htmlPageCsp(viewerOrigin: string): string {
-  return (
-    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; " +
-    `img-src data: blob:; font-src data:; media-src data: blob:; form-action 'none'; base-uri 'none'; frame-ancestors ${viewerOrigin}`
-  );
+  return `sandbox allow-scripts; script-src 'unsafe-inline'; ${HTML_PAGE_SOURCES}; frame-ancestors ${viewerOrigin}`;
+}
+
+/**
+ * HTML pages fetched as anything but a frame, by a client that does not say what it fetches for
+ * (`Sec-Fetch-Dest`): the bytes, inert. A script of a top-level document is not bound by a
+ * frame's sandbox (it may navigate its own tab), so no script runs there at all.
+ */
+export function inertHtmlCsp(viewerOrigin: string): string {
+  return `sandbox; script-src 'none'; ${HTML_PAGE_SOURCES}; frame-ancestors ${viewerOrigin}`;
+}
+
+/** What a request for an HTML page's bytes is for: the viewer's frame, a tab of its own, or else. */
+function htmlDestination(request: FastifyRequest): 'frame' | 'document' | 'other' {
+  const dest = request.headers['sec-fetch-dest'];
+  if (dest === 'iframe' || dest === 'frame') return 'frame';
+  return dest === 'document' ? 'document' : 'other';
 }
 
 /**
@@ -63,17 +84,26 @@ async function readAll(stream: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function serveMarkdown(core: Core, reply: FastifyReply, live: LivePage, headers: Record<string, string>) {
+async function serveMarkdown(
+  core: Core,
+  documents: PageDocuments,
+  reply: FastifyReply,
+  live: LivePage,
+  headers: Record<string, string>,
+) {
   const { artifact, page } = live;
-  const bytes =
-    artifact.sizeBytes === 0
-      ? Buffer.alloc(0)
-      : await readAll(await core.deps.blobs.read(blobKey(artifact.tenantId, artifact.contentHash)));
-  const doc = markdownDocument(bytes.toString('utf8'), page.title ?? artifact.filename).value;
-  return sendRenderedDocument(reply, artifact, markdownPageCsp(core.deps.origins.viewer), headers, doc);
+  const title = page.title ?? artifact.filename;
+  const { doc, status } = await documents.get(documentKey('markdown', artifact, title), title, async () => {
+    const bytes =
+      artifact.sizeBytes === 0
+        ? Buffer.alloc(0)
+        : await readAll(await core.deps.blobs.read(blobKey(artifact.tenantId, artifact.contentHash)));
+    return { kind: 'markdown', source: bytes.toString('utf8'), title };
+  });
+  return sendRenderedDocument(reply, artifact, markdownPageCsp(core.deps.origins.viewer), headers, doc, status);
 }
 
-export function contentPageRoutes(app: FastifyInstance, core: Core): void {
+export function contentPageRoutes(app: FastifyInstance, core: Core, documents: PageDocuments): void {
   // GET and HEAD explicitly: Fastify's automatic HEAD route would reset Content-Length to 0.
   app.route({
     method: ['GET', 'HEAD'],
@@ -94,24 +124,32 @@ export function contentPageRoutes(app: FastifyInstance, core: Core): void {
       const kind = download === '1' ? 'download' : pageRenderer(artifact, gated);
       const { blobs, origins } = core.deps;
       switch (kind) {
-        case 'html':
+        case 'html': {
+          // The answer depends on Sec-Fetch-Dest, so no cache may give one in place of another.
+          reply.header('Vary', 'Sec-Fetch-Dest');
+          const dest = htmlDestination(request);
+          // Opened as a page of its own (a link, a typed URL): the viewer page, whose frame runs
+          // it sandboxed, so a page can never be a redirect hop on the content host.
+          if (dest === 'document') return reply.redirect(publicPageUrl(origins, slug), 303);
+          const csp = dest === 'frame' ? htmlPageCsp(origins.viewer) : inertHtmlCsp(origins.viewer);
           return serveArtifactBytes(request, reply, blobs, artifact, {
             disposition: 'inline',
-            headers: { ...headers, 'Content-Security-Policy': htmlPageCsp(origins.viewer) },
+            headers: { ...headers, 'Content-Security-Policy': csp },
           });
+        }
         case 'image':
           return serveArtifactBytes(request, reply, blobs, artifact, {
             disposition: 'inline',
             headers: { ...headers, 'Content-Security-Policy': IMAGE_CSP },
           });
         case 'markdown':
-          return serveMarkdown(core, reply, live, headers);
+          return serveMarkdown(core, documents, reply, live, headers);
         case 'text':
         case 'code':
         case 'json':
         case 'csv':
         case 'transcript':
-          return servePreview(core, reply, live, kind, headers);
+          return servePreview(core, documents, reply, live, kind, headers);
         default:
           return serveArtifactBytes(request, reply, blobs, artifact, { headers });
       }

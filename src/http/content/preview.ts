@@ -4,7 +4,8 @@ import { blobKey } from '../../core/context.js';
 import type { Core } from '../../core/index.js';
 import type { LivePage } from '../../core/pages.js';
 import type { RendererKind } from '../../core/renderer.js';
-import { PREVIEW_MAX_BYTES, previewPage } from '../render/preview/index.js';
+import { PREVIEW_MAX_BYTES } from '../render/preview/index.js';
+import { documentKey, type PageDocuments } from './page-documents.js';
 import { sendRenderedDocument } from './send-document.js';
 
 /**
@@ -34,27 +35,34 @@ async function readPrefix(stream: Readable, limit: number): Promise<Buffer> {
 
 export async function servePreview(
   core: Core,
+  documents: PageDocuments,
   reply: FastifyReply,
   live: LivePage,
   kind: RendererKind,
   headers: Record<string, string>,
 ): Promise<FastifyReply> {
   const { artifact, page } = live;
-  const length = Math.min(artifact.sizeBytes, PREVIEW_MAX_BYTES);
-  const bytes =
-    length === 0
-      ? Buffer.alloc(0)
-      : await readPrefix(
-          await core.deps.blobs.read(blobKey(artifact.tenantId, artifact.contentHash), { start: 0, end: length - 1 }),
-          length,
-        );
-  const doc = previewPage({
-    kind,
-    title: page.title ?? artifact.filename,
-    filename: artifact.filename,
-    contentType: artifact.contentType,
-    bytes,
-    sizeBytes: artifact.sizeBytes,
-  }).value;
-  return sendRenderedDocument(reply, artifact, previewCsp(core.deps.origins.viewer), headers, doc);
+  const title = page.title ?? artifact.filename;
+  const { doc, status } = await documents.get(documentKey(kind, artifact, title), title, async () => {
+    const length = Math.min(artifact.sizeBytes, PREVIEW_MAX_BYTES);
+    const bytes =
+      length === 0
+        ? Buffer.alloc(0)
+        : await readPrefix(
+            await core.deps.blobs.read(blobKey(artifact.tenantId, artifact.contentHash), { start: 0, end: length - 1 }),
+            length,
+          );
+    return {
+      kind: 'preview',
+      input: {
+        kind,
+        title,
+        filename: artifact.filename,
+        contentType: artifact.contentType,
+        bytes,
+        sizeBytes: artifact.sizeBytes,
+      },
+    };
+  });
+  return sendRenderedDocument(reply, artifact, previewCsp(core.deps.origins.viewer), headers, doc, status);
 }

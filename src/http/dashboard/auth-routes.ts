@@ -39,7 +39,7 @@ ${csrfField(csrf)}<input type="hidden" name="next" value="${next}">
 export function authRoutes(app: FastifyInstance, ctx: DashboardContext): void {
   for (const mode of ['login', 'signup'] as const) {
     app.get(`/${mode}`, { schema: { hide: true } }, async (request, reply) => {
-      const next = safeNext((request.query as Record<string, unknown>).next);
+      const next = safeNext((request.query as Record<string, unknown>).next, ctx.core.deps.origins.api);
       if (await ctx.session(request)) return reply.redirect(next, 303);
       return sendHtml(reply, 200, authForm(mode, ctx.accounts.sessions.csrfFor(ctx.preSession(request, reply)), next));
     });
@@ -50,7 +50,7 @@ export function authRoutes(app: FastifyInstance, ctx: DashboardContext): void {
   async function submit(mode: Mode, request: FastifyRequest, reply: FastifyReply) {
     const pre = ctx.preSession(request, reply);
     if (!ctx.checkCsrf(request, reply, pre)) return reply;
-    const next = safeNext(field(request.body, 'next'));
+    const next = safeNext(field(request.body, 'next'), ctx.core.deps.origins.api);
     const email = field(request.body, 'email') ?? '';
     const password = field(request.body, 'password');
     try {

@@ -79,12 +79,28 @@ export function field(body: unknown, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Where to go after logging in: only a path on this origin (no open redirect). */
-export function safeNext(next: unknown): string {
-  if (typeof next !== 'string' || !next.startsWith('/') || next.startsWith('//') || next.includes('\\')) {
+/** The pages logging in may lead to: the dashboard's own, and the consent screen that sent the user to log in. */
+const isOwnPage = (pathname: string) =>
+  pathname === '/dashboard' || pathname.startsWith('/dashboard/') || pathname === '/oauth/authorize';
+
+/**
+ * Where to go after logging in (`next`, from the query or the form's hidden field), as a path on
+ * the API origin, else `/dashboard`. The value is resolved against the origin the way a browser
+ * resolves a Location (the URL standard's parser, which drops TAB, CR and LF and reads `\` as
+ * `/`), so `/\t/evil.example` is seen as the `//evil.example` a browser would go to. It is kept
+ * only when the origin is unchanged and the path is one of the dashboard's own pages, and sent back
+ * as the parser serialised it, so no byte a browser would read otherwise reaches the Location.
+ */
+export function safeNext(next: unknown, apiOrigin: string): string {
+  if (typeof next !== 'string' || next === '') return '/dashboard';
+  let url: URL;
+  try {
+    url = new URL(next, apiOrigin);
+  } catch {
     return '/dashboard';
   }
-  return next;
+  if (url.origin !== new URL(apiOrigin).origin || !isOwnPage(url.pathname)) return '/dashboard';
+  return `${url.pathname}${url.search}`;
 }
 
 /** A page of `section` showing the error a person caused (see `userError`; anything else is rethrown). */

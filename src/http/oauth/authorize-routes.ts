@@ -69,21 +69,27 @@ const originOf = (uri: string) => new URL(uri).origin;
 export function authorizeRoutes(app: FastifyInstance, ctx: DashboardContext): void {
   const { accounts } = ctx;
 
-  const start = async (reply: FastifyReply, params: Record<string, string>) => {
+  /**
+   * The checked request, or null once a refusal has been answered (an error page, or the error
+   * sent back to the client). Never the reply itself: a Fastify reply is a thenable, and awaiting
+   * it from an async function resolves to undefined.
+   */
+  const start = async (reply: FastifyReply, params: Record<string, string>): Promise<AuthorizeRequest | null> => {
     const check = await accounts.authorize.check(params);
-    if (check.kind === 'fatal') return sendHtml(reply, 400, errorPage('Cannot connect this app', check.message));
-    if (check.kind === 'redirect') return reply.redirect(check.url, 302);
-    return check;
+    if (check.kind === 'fatal') sendHtml(reply, 400, errorPage('Cannot connect this app', check.message));
+    else if (check.kind === 'redirect') reply.redirect(check.url, 302);
+    else return check.request;
+    return null;
   };
 
   app.get('/oauth/authorize', { schema: { hide: true } }, async (request, reply) => {
     const params = carriedParams(request.query as Record<string, unknown>);
-    const check = await start(reply, params);
-    if (!('request' in check)) return check;
+    const checked = await start(reply, params);
+    if (!checked) return reply;
     const session = await ctx.session(request);
     if (!session) return reply.redirect(`/login?next=${encodeURIComponent(request.url)}`, 303);
-    return sendHtml(reply, 200, consentPage(session, check.request, params), {
-      formActionOrigins: [originOf(check.request.redirectUri)],
+    return sendHtml(reply, 200, consentPage(session, checked, params), {
+      formActionOrigins: [originOf(checked.redirectUri)],
     });
   });
 
@@ -97,16 +103,15 @@ export function authorizeRoutes(app: FastifyInstance, ctx: DashboardContext): vo
       );
     }
     if (!ctx.checkCsrf(request, reply, session.id)) return reply;
-    const check = await start(reply, params);
-    if (!('request' in check)) return check;
-    if (field(request.body, 'decision') !== 'approve')
-      return reply.redirect(accounts.authorize.deny(check.request), 303);
+    const checked = await start(reply, params);
+    if (!checked) return reply;
+    if (field(request.body, 'decision') !== 'approve') return reply.redirect(accounts.authorize.deny(checked), 303);
     const tier = field(request.body, 'tier');
     if (!isTier(tier)) {
-      return sendHtml(reply, 400, consentPage(session, check.request, params), {
-        formActionOrigins: [originOf(check.request.redirectUri)],
+      return sendHtml(reply, 400, consentPage(session, checked, params), {
+        formActionOrigins: [originOf(checked.redirectUri)],
       });
     }
-    return reply.redirect(await accounts.authorize.approve(session, check.request, tier), 303);
+    return reply.redirect(await accounts.authorize.approve(session, checked, tier), 303);
   });
 }

@@ -16,9 +16,11 @@ function params(body: unknown): Params {
 /** RFC 6749 §5.2 error bodies (not Cairn's envelope: OAuth clients parse this shape). */
 function sendOAuthError(reply: FastifyReply, err: unknown): FastifyReply {
   if (err instanceof OAuthError) return reply.status(err.status).send(err.toJSON());
+  // Too many calls from this address: OAuth's "try again later" code (RFC 6749 §4.1.2.1), not
+  // invalid_request, which tells a client its request is wrong and not worth repeating.
   if (isCairnError(err) && err.code === 'rate_limited') {
     reply.header('Retry-After', String(err.extras.retryAfterSeconds ?? 1));
-    return reply.status(429).send({ error: 'invalid_request', error_description: err.message });
+    return reply.status(429).send({ error: 'temporarily_unavailable', error_description: err.message });
   }
   throw err;
 }

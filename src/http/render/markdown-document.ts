@@ -1,6 +1,7 @@
 import { contentDocument } from './content-document.js';
-import { type SafeHtml, trustedHtml } from './html.js';
-import { renderMarkdown } from './markdown.js';
+import { html, type SafeHtml, trustedHtml } from './html.js';
+import { renderMarkdownWithin } from './markdown.js';
+import { PREVIEW_MAX_HTML_BYTES } from './preview/budget.js';
 
 /** Readable defaults for rendered Markdown, light and dark; no web fonts, nothing fetched. */
 const MARKDOWN_CSS = `
@@ -26,7 +27,12 @@ th{background:var(--code)}
 hr{border:0;border-top:1px solid var(--line);margin:2em 0}
 `;
 
-/** The complete document the content origin serves for a Markdown page. */
+/** The complete document the content origin serves for a Markdown page: as much as 4 MiB of HTML holds. */
 export function markdownDocument(source: string, title: string): SafeHtml {
-  return contentDocument(title, MARKDOWN_CSS, trustedHtml(renderMarkdown(source)));
+  const { html: body, stopped } = renderMarkdownWithin(source, PREVIEW_MAX_HTML_BYTES);
+  return contentDocument(
+    title,
+    MARKDOWN_CSS,
+    html`${trustedHtml(body)}${stopped && html`<p class="stopped" data-page-stopped><em>The page stops here: the rest of this document is in the download.</em></p>`}`,
+  );
 }

@@ -130,5 +130,39 @@ md.renderer.rules.html_inline = (tokens, idx) => md.utils.escapeHtml(tokens[idx]
 
 /** Safe HTML for a Markdown source (a fragment, to be placed inside a document body). */
 export function renderMarkdown(source: string): string {
-  return md.render(source.replace(/^\ufeff/, ''));
+  return renderMarkdownWithin(source, Number.POSITIVE_INFINITY).html;
+}
+
+/**
+ * The same, kept only as far as it fits in `maxBytes`: the markup of a hostile source can be five
+ * times its size. Rendered token by token (markdown-it's own rules, in its own loop), it stops
+ * before the first token that does not fit and closes whatever is open there (a list, a table),
+ * so the HTML stays whole. `stopped` says that something was left out.
+ */
+export function renderMarkdownWithin(source: string, maxBytes: number): { html: string; stopped: boolean } {
+  const env = {};
+  const tokens = md.parse(source.replace(/^\ufeff/, ''), env);
+  const { rules } = md.renderer;
+  const out: string[] = [];
+  const open: Token[] = [];
+  let size = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i] as Token;
+    const rule = rules[t.type];
+    const piece =
+      t.type === 'inline'
+        ? md.renderer.renderInline(t.children ?? [], md.options, env)
+        : rule
+          ? rule(tokens, i, md.options, env, md.renderer)
+          : md.renderer.renderToken(tokens, i, md.options);
+    size += Buffer.byteLength(piece);
+    if (size > maxBytes) {
+      const closing = open.reverse().map((o) => (o.tag && !o.hidden ? `</${o.tag}>\n` : ''));
+      return { html: out.join('') + closing.join(''), stopped: true };
+    }
+    out.push(piece);
+    if (t.nesting === 1) open.push(t);
+    else if (t.nesting === -1) open.pop();
+  }
+  return { html: out.join(''), stopped: false };
 }

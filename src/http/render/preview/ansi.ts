@@ -20,14 +20,16 @@ const PLAIN: Style = { fg: null, bold: false, dim: false, italic: false, underli
 /** CSI … final byte, OSC … (BEL or ST), other two-byte escapes; C1 CSI (U+009B) too. */
 const ESCAPE =
   /(?:\u001b\[|\u009b)([0-?]*)[ -/]*([@-~])|(?:\u001b\]|\u009d)[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[@-Z\\-_]/g;
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+/** Runs of control characters: one span for each run, not for each character. */
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]+/g;
+
+function symbolOf(c: string): string {
+  const code = c.charCodeAt(0);
+  return code < 0x20 ? String.fromCharCode(0x2400 + code) : code === 0x7f ? '\u2421' : '\ufffd';
+}
 
 function visible(text: string): string {
-  return escapeHtml(text).replace(CONTROL, (c) => {
-    const code = c.charCodeAt(0);
-    const symbol = code < 0x20 ? String.fromCharCode(0x2400 + code) : code === 0x7f ? '\u2421' : '\ufffd';
-    return `<span class="ctl">${symbol}</span>`;
-  });
+  return escapeHtml(text).replace(CONTROLS, (run) => `<span class="ctl">${Array.from(run, symbolOf).join('')}</span>`);
 }
 
 function apply(style: Style, params: string): Style {

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { escapeHtml, type SafeHtml } from '../html.js';
-import { numberedLines, renderText, splitLines } from './text.js';
+import { OutputBudget } from './budget.js';
+import { Continued, eachLine, linePieces, numberedLines, renderText } from './text.js';
 
 /**
  * Code on open pages, highlighted on the server by highlight.js (which escapes the source and adds
@@ -58,7 +59,7 @@ const TAG = /<span class="[^"<>]*">|<\/span>/g;
 function splitHighlighted(markup: string): string[] {
   const lines: string[] = [];
   const open: string[] = [];
-  for (const raw of splitLines(markup)) {
+  for (const raw of eachLine(markup)) {
     let line = open.join('');
     let last = 0;
     TAG.lastIndex = 0;
@@ -84,18 +85,25 @@ function diffClass(line: string): string {
   return '';
 }
 
-export function renderDiff(text: string): SafeHtml {
-  return numberedLines(
-    splitLines(text).map((line) => {
+export function renderDiff(text: string, budget = new OutputBudget()): SafeHtml {
+  function* rows(): Generator<string | Continued> {
+    for (const line of eachLine(text)) {
       const cls = diffClass(line);
-      return cls ? `<span class="${cls}">${escapeHtml(line)}</span>` : escapeHtml(line);
-    }),
-  );
+      let first = true;
+      for (const piece of linePieces(line)) {
+        const html = cls ? `<span class="${cls}">${escapeHtml(piece)}</span>` : escapeHtml(piece);
+        yield first ? html : new Continued(html);
+        first = false;
+      }
+      if (first) yield '';
+    }
+  }
+  return numberedLines(rows(), budget);
 }
 
-export function renderCode(text: string, language: string): SafeHtml {
-  if (language === 'diff') return renderDiff(text);
-  if (!hljs.getLanguage(language) || Buffer.byteLength(text) > HIGHLIGHT_MAX_BYTES) return renderText(text);
+export function renderCode(text: string, language: string, budget = new OutputBudget()): SafeHtml {
+  if (language === 'diff') return renderDiff(text, budget);
+  if (!hljs.getLanguage(language) || Buffer.byteLength(text) > HIGHLIGHT_MAX_BYTES) return renderText(text, budget);
   const { value } = hljs.highlight(text, { language, ignoreIllegals: true });
-  return numberedLines(splitHighlighted(value));
+  return numberedLines(splitHighlighted(value), budget);
 }

@@ -1,9 +1,12 @@
 import { escapeHtml, type SafeHtml, trustedHtml } from '../html.js';
+import { clip, OutputBudget } from './budget.js';
 
 /** Rows shown in the table; the rest are counted, not kept. */
 export const CSV_MAX_ROWS = 1_000;
 /** Columns shown; a hostile line of a million delimiters is not a million cells. */
 export const CSV_MAX_COLUMNS = 200;
+/** Characters of one cell shown, so that a row of 200 columns fits a preview whatever its cells hold. */
+export const CSV_CELL_MAX_CHARS = 2 * 1024;
 
 export interface CsvPreview {
   header: string[];
@@ -74,25 +77,42 @@ export function parseDelimited(text: string, delimiter: string, maxRows = CSV_MA
 }
 
 export function renderTable(preview: CsvPreview): SafeHtml {
+  return renderTableWithin(preview, new OutputBudget()).html;
+}
+
+/** The table, with as many of its rows as `budget` takes (the header always), and how many that is. */
+export function renderTableWithin(preview: CsvPreview, budget: OutputBudget): { html: SafeHtml; shown: number } {
   const width = Math.min(
     CSV_MAX_COLUMNS,
     preview.rows.reduce((w, r) => Math.max(w, r.length), preview.header.length),
   );
   const cells = (r: string[], tag: 'th' | 'td') =>
-    Array.from({ length: width }, (_, i) => `<${tag}>${escapeHtml(r[i] ?? '')}</${tag}>`).join('');
+    Array.from(
+      { length: width },
+      (_, i) => `<${tag}>${escapeHtml(clip(r[i] ?? '', CSV_CELL_MAX_CHARS))}</${tag}>`,
+    ).join('');
   const head = `<thead><tr><th class="rn">#</th>${cells(preview.header, 'th')}</tr></thead>`;
-  const body = preview.rows.map((r, i) => `<tr><td class="rn">${i + 1}</td>${cells(r, 'td')}</tr>`).join('');
-  return trustedHtml(`<div class="tablewrap"><table>${head}<tbody>${body}</tbody></table></div>`);
+  budget.take(head);
+  const body: string[] = [];
+  for (const [i, r] of preview.rows.entries()) {
+    const row = `<tr><td class="rn">${i + 1}</td>${cells(r, 'td')}</tr>`;
+    if (!budget.take(row)) break;
+    body.push(row);
+  }
+  return {
+    html: trustedHtml(`<div class="tablewrap"><table>${head}<tbody>${body.join('')}</tbody></table></div>`),
+    shown: body.length,
+  };
 }
 
-/** The note under a table that does not show everything. */
-export function tableNote(preview: CsvPreview, truncatedBytes: boolean): string | null {
-  const hidden = preview.total - preview.rows.length;
+/** The note under a table that does not show everything (`shown` of its rows kept, by default all read). */
+export function tableNote(preview: CsvPreview, truncatedBytes: boolean, shown = preview.rows.length): string | null {
+  const hidden = preview.total - shown;
   const fmt = (n: number) => n.toLocaleString('en-US');
   if (hidden > 0) {
     return truncatedBytes
-      ? `Showing the first ${fmt(preview.rows.length)} rows; at least ${fmt(hidden)} more (and the rest of the file) are in the download.`
-      : `Showing the first ${fmt(preview.rows.length)} of ${fmt(preview.total)} rows; ${fmt(hidden)} more are in the download.`;
+      ? `Showing the first ${fmt(shown)} rows; at least ${fmt(hidden)} more (and the rest of the file) are in the download.`
+      : `Showing the first ${fmt(shown)} of ${fmt(preview.total)} rows; ${fmt(hidden)} more are in the download.`;
   }
   return null;
 }

@@ -22,6 +22,10 @@ code,pre,.mono,.lines,.json{font-family:ui-monospace,SFMono-Regular,Menlo,Consol
 .l{display:block;position:relative;padding-left:4.25rem;min-height:1.5em}
 .l::before{counter-increment:ln;content:counter(ln);position:absolute;left:0;width:3.25rem;text-align:right;color:var(--muted);user-select:none;-webkit-user-select:none}
 .ctl{color:var(--muted)}
+.l.gap{color:var(--muted);font-style:italic}
+.l.gap::before{counter-increment:none;content:"⋯"}
+.l.cont::before{counter-increment:none;content:""}
+.note.more{margin:1rem 0 0}
 .ansi-b{font-weight:700}.ansi-d{opacity:.7}.ansi-i{font-style:italic}.ansi-u{text-decoration:underline}
 .fg0{color:#57606a}.fg1{color:#cf222e}.fg2{color:#1a7f37}.fg3{color:#9a6700}.fg4{color:#0969da}.fg5{color:#8250df}.fg6{color:#1b7c83}.fg7{color:#6e7781}
 .fg8{color:#8c959f}.fg9{color:#ff5a4f}.fg10{color:#2da44e}.fg11{color:#bf8700}.fg12{color:#218bff}.fg13{color:#a475f9}.fg14{color:#3192aa}.fg15{color:#8c959f}
@@ -64,11 +68,16 @@ td.rn,th.rn{color:var(--muted);text-align:right;font-variant-numeric:tabular-num
 .record>pre{margin:0;padding:.5rem .7rem;border:1px solid var(--line);border-radius:8px;background:var(--soft);white-space:pre-wrap;overflow-wrap:anywhere}
 `;
 
-export function previewDocument(title: string, body: SafeHtml, note?: string | null): SafeHtml {
+/**
+ * `stopped`: the preview reached its bound (budget.ts) before the end of what it read, and ends
+ * with a card saying so.
+ */
+export function previewDocument(title: string, body: SafeHtml, note?: string | null, stopped = false): SafeHtml {
   return contentDocument(
     title,
     PREVIEW_CSS,
     html`${note && html`<p class="note" role="note">${note}</p>`}
-${body}`,
+${body}
+${stopped && html`<p class="note more" role="note" data-preview-stopped>The preview stops here: it shows as much as a page can hold. Download the file to see all of it.</p>`}`,
   );
 }

@@ -1,9 +1,10 @@
 import { codeLanguage, essence, extensionOf, type RendererKind } from '../../../core/renderer.js';
 import type { SafeHtml } from '../html.js';
+import { OutputBudget } from './budget.js';
 import { renderCode } from './code.js';
-import { parseDelimited, renderTable, tableNote } from './csv.js';
+import { parseDelimited, renderTableWithin, tableNote } from './csv.js';
 import { previewDocument } from './document.js';
-import { FOLD_MAX_BYTES, parseJson, renderJsonValue } from './json.js';
+import { FOLD_MAX_BYTES, parseJson, renderJsonWithin } from './json.js';
 import { renderText } from './text.js';
 import { renderTranscript } from './transcript.js';
 
@@ -51,34 +52,39 @@ function formatSize(n: number): string {
   return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(n / 1024)} KB`;
 }
 
-/** The complete HTML document for a preview page. */
+/** The complete HTML document for a preview page: its markup bounded (budget.ts), however hostile the file. */
 export function previewPage(input: PreviewInput): SafeHtml {
   const truncated = input.sizeBytes > input.bytes.length;
   const text = decodePrefix(input.bytes, truncated);
   const cut = truncated
     ? `This preview shows the first ${formatSize(input.bytes.length)} of ${formatSize(input.sizeBytes)}; the rest is in the download.`
     : null;
+  const budget = new OutputBudget();
   let body: SafeHtml;
   let note = cut;
   switch (input.kind) {
     case 'code':
-      body = renderCode(text, codeLanguage(input.filename) ?? '');
+      body = renderCode(text, codeLanguage(input.filename) ?? '', budget);
       break;
     case 'json': {
       const parsed = truncated ? undefined : parseJson(text);
-      const pretty = parsed && input.bytes.length > FOLD_MAX_BYTES ? prettyJson(parsed.value) : undefined;
-      if (parsed && input.bytes.length <= FOLD_MAX_BYTES) body = renderJsonValue(parsed.value);
+      // Folded when that fits the preview whole; else indented text, which can stop part way.
+      const folded =
+        parsed && input.bytes.length <= FOLD_MAX_BYTES ? renderJsonWithin(parsed.value, budget.bytesLeft) : null;
+      const fits = folded !== null && budget.takeWhole(folded.value);
+      const pretty = parsed && !fits ? prettyJson(parsed.value) : undefined;
+      if (folded && fits) body = folded;
       else if (pretty !== undefined) {
         // Indenting can make the text several times longer: it is held to the preview size too.
         const shown =
           pretty.length > PREVIEW_MAX_BYTES ? pretty.slice(0, pretty.lastIndexOf('\n', PREVIEW_MAX_BYTES)) : pretty;
-        body = renderText(shown);
+        body = renderText(shown, budget);
         note =
           shown === pretty
             ? 'This JSON is large: it is shown pretty-printed, without folding.'
             : 'This JSON is large: the start of it is shown pretty-printed, without folding; all of it is in the download.';
       } else {
-        body = renderText(text);
+        body = renderText(text, budget);
         note = cut ?? (parsed ? null : 'This file is not valid JSON; it is shown as text.');
       }
       break;
@@ -86,15 +92,16 @@ export function previewPage(input: PreviewInput): SafeHtml {
     case 'csv': {
       const tsv = essence(input.contentType) === 'text/tab-separated-values' || extensionOf(input.filename) === 'tsv';
       const table = parseDelimited(text, tsv ? '\t' : ',');
-      body = renderTable(table);
-      note = tableNote(table, truncated) ?? cut;
+      const { html, shown } = renderTableWithin(table, budget);
+      body = html;
+      note = tableNote(table, truncated, shown) ?? cut;
       break;
     }
     case 'transcript':
-      body = renderTranscript(text);
+      body = renderTranscript(text, budget);
       break;
     default:
-      body = renderText(text);
+      body = renderText(text, budget);
   }
-  return previewDocument(input.title, body, note);
+  return previewDocument(input.title, body, note, budget.full);
 }

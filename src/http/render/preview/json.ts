@@ -34,7 +34,23 @@ function compact(value: unknown): string {
   return escapeHtml(stringifyOrNote(value));
 }
 
-function node(value: unknown, depth: number, out: string[], key: string | null, comma: boolean): void {
+/** The markup built so far, and how much more it may grow. */
+class Out {
+  private readonly parts: string[] = [];
+  private size = 0;
+  constructor(private readonly maxChars: number) {}
+  push(piece: string): void {
+    this.size += piece.length;
+    if (this.size > this.maxChars) throw TOO_LARGE;
+    this.parts.push(piece);
+  }
+  join(): string {
+    return this.parts.join('');
+  }
+}
+const TOO_LARGE = new Error('the folded JSON is larger than its room');
+
+function node(value: unknown, depth: number, out: Out, key: string | null, comma: boolean): void {
   const label = key === null ? '' : `<span class="k">${escapeHtml(JSON.stringify(key))}</span>: `;
   const tail = comma ? ',' : '';
   if (value === null || typeof value !== 'object') {
@@ -67,9 +83,19 @@ function node(value: unknown, depth: number, out: string[], key: string | null, 
 
 /** The parsed value as foldable HTML. */
 export function renderJsonValue(value: unknown): SafeHtml {
-  const out: string[] = [];
-  node(value, 0, out, null, false);
-  return trustedHtml(`<div class="json">${out.join('')}</div>`);
+  return renderJsonWithin(value, Number.POSITIVE_INFINITY) as SafeHtml;
+}
+
+/** The parsed value as foldable HTML of at most `maxChars` characters, or null when it is larger. */
+export function renderJsonWithin(value: unknown, maxChars: number): SafeHtml | null {
+  const out = new Out(maxChars);
+  try {
+    node(value, 0, out, null, false);
+  } catch (err) {
+    if (err === TOO_LARGE) return null;
+    throw err;
+  }
+  return trustedHtml(`<div class="json">${out.join()}</div>`);
 }
 
 /** Parses JSON text; undefined when it is not valid JSON. */

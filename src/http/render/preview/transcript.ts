@@ -1,6 +1,7 @@
 import { escapeHtml, type SafeHtml, trustedHtml } from '../html.js';
-import { renderJsonValue, stringifyOrNote } from './json.js';
-import { renderText } from './text.js';
+import { clip, OutputBudget, PREVIEW_MAX_ROWS } from './budget.js';
+import { renderJsonWithin, stringifyOrNote } from './json.js';
+import { eachLine, renderText } from './text.js';
 
 /**
  * Agent transcripts as a conversation: Claude Code's session JSONL (user and assistant turns with
@@ -142,6 +143,31 @@ function chatTurn(r: Rec, model: string | null, time: string | null): Turn {
 
 export type Entry = { turn: Turn } | { record: unknown } | { raw: string };
 
+/** What a JSON value's text can start with; a line that starts otherwise is not parsed at all. */
+const JSON_START = /^\s*[[{"\d\-tfn]/;
+
+/**
+ * The non-empty lines of NDJSON, each parsed or kept as text: as many as a preview can show
+ * (PREVIEW_MAX_ROWS), so that a file of a million short lines costs no million parses.
+ */
+function lineRecords(text: string): ({ value: unknown } | { raw: string })[] {
+  const records: ({ value: unknown } | { raw: string })[] = [];
+  for (const line of eachLine(text)) {
+    if (line.trim() === '') continue;
+    if (records.length === PREVIEW_MAX_ROWS) break;
+    if (!JSON_START.test(line)) {
+      records.push({ raw: line });
+      continue;
+    }
+    try {
+      records.push({ value: JSON.parse(line) });
+    } catch {
+      records.push({ raw: line });
+    }
+  }
+  return records;
+}
+
 /**
  * Reads the records of a transcript: NDJSON lines, or one JSON array of messages, or an object
  * with a `messages` array. Returns null when the lines do not look like a transcript.
@@ -161,14 +187,7 @@ export function readTranscript(text: string): Entry[] | null {
   else if (isRec(parsedWhole) && Array.isArray(parsedWhole.messages)) {
     for (const v of parsedWhole.messages) records.push({ value: v });
   } else {
-    for (const line of text.split(/\r?\n/)) {
-      if (line.trim() === '') continue;
-      try {
-        records.push({ value: JSON.parse(line) });
-      } catch {
-        records.push({ raw: line });
-      }
-    }
+    records.push(...lineRecords(text));
   }
   let recognised = 0;
   const entries: Entry[] = [];
@@ -205,15 +224,28 @@ export function readTranscript(text: string): Entry[] | null {
   return recognised > 0 && recognised * 2 >= records.length ? entries : null;
 }
 
+/**
+ * Folding markup is about ten times the JSON it shows: a tool call's arguments, or a bookkeeping
+ * record, fold when that stays this small, else they are shown as indented text.
+ */
+const FOLD_MAX_CHARS = 256 * 1024;
+
+function jsonHtml(value: unknown): string {
+  return (
+    renderJsonWithin(value, FOLD_MAX_CHARS)?.value ??
+    `<pre class="json">${escapeHtml(clip(stringifyOrNote(value, 2)))}</pre>`
+  );
+}
+
 function partHtml(p: Part): string {
-  const text = escapeHtml(p.text ?? '');
+  const text = escapeHtml(clip(p.text ?? ''));
   switch (p.kind) {
     case 'text':
       return `<div class="text">${text}</div>`;
     case 'thinking':
       return `<details class="thinking"><summary>Thinking</summary><pre>${text}</pre></details>`;
     case 'tool_call':
-      return `<details class="tool-call"><summary>Tool call · ${escapeHtml(p.name ?? 'tool')}</summary>${renderJsonValue(p.input ?? null).value}</details>`;
+      return `<details class="tool-call"><summary>Tool call · ${escapeHtml(p.name ?? 'tool')}</summary>${jsonHtml(p.input ?? null)}</details>`;
     case 'tool_result': {
       const label = `${p.error ? 'Tool error' : 'Tool result'}${p.name ? ` · ${escapeHtml(p.name)}` : ''}`;
       return `<details class="tool-result${p.error ? ' error' : ''}"><summary>${label}</summary><pre>${text}</pre></details>`;
@@ -230,45 +262,48 @@ function turnHtml(t: Turn): string {
 }
 
 function recordHtml(e: { record: unknown } | { raw: string }): string {
-  if ('raw' in e) return `<div class="record"><pre>${escapeHtml(e.raw)}</pre></div>`;
-  return `<div class="record"><pre>${escapeHtml(stringifyOrNote(e.record, 2))}</pre></div>`;
+  if ('raw' in e) return `<div class="record"><pre>${escapeHtml(clip(e.raw))}</pre></div>`;
+  return `<div class="record"><pre>${escapeHtml(clip(stringifyOrNote(e.record, 2)))}</pre></div>`;
+}
+
+function entryHtml(e: Entry): string {
+  if ('turn' in e) return e.turn.parts.length > 0 || e.turn.role !== 'event' ? turnHtml(e.turn) : '';
+  // Bookkeeping records of a recognised transcript (summaries, snapshots) fold away.
+  if ('record' in e) {
+    const r = e.record;
+    const type = isRec(r) && typeof r.type === 'string' ? r.type : 'record';
+    // Claude Code's session title record says what the session was about: shown in its label.
+    const label = isRec(r) && type === 'summary' && typeof r.summary === 'string' ? `Summary: ${r.summary}` : type;
+    return `<details class="turn system event"><summary>${escapeHtml(label)}</summary>${jsonHtml(r)}</details>`;
+  }
+  return recordHtml(e);
+}
+
+/** The HTML of each item, in order, as far as `budget` takes it: no item past the first that does not fit is rendered. */
+function within<T>(items: readonly T[], html: (item: T) => string, budget: OutputBudget): string {
+  const out: string[] = [];
+  for (const item of items) {
+    const piece = html(item);
+    if (piece === '') continue;
+    if (!budget.take(piece)) break;
+    out.push(piece);
+  }
+  return out.join('');
 }
 
 /** A conversation view when the text is a recognised transcript, else one pretty record per line. */
-export function renderTranscript(text: string): SafeHtml {
+export function renderTranscript(text: string, budget = new OutputBudget()): SafeHtml {
   const entries = readTranscript(text);
-  if (entries === null) return renderRecords(text);
-  const out = entries.map((e) => {
-    if ('turn' in e) return e.turn.parts.length > 0 || e.turn.role !== 'event' ? turnHtml(e.turn) : '';
-    // Bookkeeping records of a recognised transcript (summaries, snapshots) fold away.
-    if ('record' in e) {
-      const r = e.record;
-      const type = isRec(r) && typeof r.type === 'string' ? r.type : 'record';
-      // Claude Code's session title record says what the session was about: shown in its label.
-      const label = isRec(r) && type === 'summary' && typeof r.summary === 'string' ? `Summary: ${r.summary}` : type;
-      return `<details class="turn system event"><summary>${escapeHtml(label)}</summary>${renderJsonValue(r).value}</details>`;
-    }
-    return recordHtml(e);
-  });
-  return trustedHtml(`<div class="turns transcript">${out.join('')}</div>`);
+  if (entries === null) return renderRecords(text, budget);
+  return trustedHtml(`<div class="turns transcript">${within(entries, entryHtml, budget)}</div>`);
 }
 
 /**
  * NDJSON that is not a conversation: each line pretty-printed, invalid lines shown as text. A file
  * with no JSON line at all (a plain-text transcript) is shown as text.
  */
-export function renderRecords(text: string): SafeHtml {
-  const out: string[] = [];
-  let records = 0;
-  for (const line of text.split(/\r?\n/)) {
-    if (line.trim() === '') continue;
-    try {
-      out.push(recordHtml({ record: JSON.parse(line) }));
-      records++;
-    } catch {
-      out.push(recordHtml({ raw: line }));
-    }
-  }
-  if (records === 0) return renderText(text);
-  return trustedHtml(`<div class="records">${out.join('')}</div>`);
+export function renderRecords(text: string, budget = new OutputBudget()): SafeHtml {
+  const entries = lineRecords(text).map((r) => ('raw' in r ? r : { record: r.value }));
+  if (!entries.some((e) => 'record' in e)) return renderText(text, budget);
+  return trustedHtml(`<div class="records">${within(entries, recordHtml, budget)}</div>`);
 }
