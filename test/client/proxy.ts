@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { endToEndHeaders } from '../helpers/proxy-headers.js';
 
 /** What the proxy does to one request instead of forwarding it. */
 export type Answer = { status: number; headers?: Record<string, string>; body?: unknown } | { reset: true };
@@ -72,7 +73,7 @@ export class FaultProxy {
   /** After a delay the body is gone; only bodiless requests are delayed by the tests. */
   private forwardBuffered(req: http.IncomingMessage, res: http.ServerResponse): void {
     const up = http.request(this.target + req.url, { method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
+      res.writeHead(r.statusCode ?? 502, endToEndHeaders(r.headers));
       r.pipe(res);
     });
     up.on('error', () => res.destroy());
@@ -81,7 +82,7 @@ export class FaultProxy {
 
   private forward(req: http.IncomingMessage, res: http.ServerResponse): void {
     const up = http.request(this.target + req.url, { method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
+      res.writeHead(r.statusCode ?? 502, endToEndHeaders(r.headers));
       r.pipe(res);
     });
     up.on('error', () => res.destroy());

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { endToEndHeaders } from './proxy-headers.js';
 
 /**
  * A real HTTP proxy in front of a real Cairn, for resumable uploads: it forwards every request
@@ -120,7 +121,7 @@ export class TusProxy {
       return;
     }
     const up = http.request(this.target + path, { method, headers: req.headers }, (r) => {
-      const headers = { ...r.headers };
+      const headers = endToEndHeaders(r.headers);
       if (this.rewriteLocation && typeof headers.location === 'string')
         headers.location = headers.location.replace(this.target, this.url);
       res.writeHead(r.statusCode ?? 502, headers);

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endToEndHeaders } from '../helpers/proxy-headers.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { CONFORMANCE_CLI, INSPECTOR_CLI, runNodeScript } from '../helpers/third-party-mcp.js';
 
@@ -29,7 +30,7 @@ async function startKeyProxy(target: string, key: string) {
     const url = new URL(req.url ?? '/', target);
     const headers = { ...req.headers, authorization: `Bearer ${key}` };
     const upstream = http.request(url, { method: req.method, headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
+      res.writeHead(up.statusCode ?? 502, endToEndHeaders(up.headers));
       up.pipe(res);
     });
     upstream.on('error', () => {

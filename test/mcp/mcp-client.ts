@@ -10,6 +10,7 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { BIN } from '../helpers/process.js';
+import { endToEndHeaders } from '../helpers/proxy-headers.js';
 
 /** A real MCP client talking to a real `node bin/cairn.js mcp` child (dist/ must be built). */
 export interface McpSession {
@@ -132,7 +133,7 @@ export async function startFlakyProxy(target: string) {
         up.on('end', () => injected500(res));
         return;
       }
-      res.writeHead(up.statusCode ?? 502, up.headers);
+      res.writeHead(up.statusCode ?? 502, endToEndHeaders(up.headers));
       up.pipe(res);
     });
     upstream.on('error', () => {

@@ -5,6 +5,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchBytes, type Rec, sha256, uploadMultipart } from '../helpers/e2e.js';
+import { endToEndHeaders } from '../helpers/proxy-headers.js';
 import { startS3rver, type TestS3 } from '../helpers/s3rver.js';
 import { scaleoutUnavailable } from '../helpers/scaleout.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
@@ -43,7 +44,7 @@ async function recordingProxy(target: string) {
     const to = new URL(req.url ?? '/', target);
     // Headers untouched (Host included): the SigV4 signature covers them.
     const upstream = http.request(to, { method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
+      res.writeHead(up.statusCode ?? 502, endToEndHeaders(up.headers));
       up.pipe(res);
     });
     upstream.on('error', () => {
