@@ -4,7 +4,8 @@ import { blobKey } from '../../core/context.js';
 import type { Core } from '../../core/index.js';
 import type { LivePage } from '../../core/pages.js';
 import type { RendererKind } from '../../core/renderer.js';
-import { PREVIEW_MAX_BYTES } from '../render/preview/index.js';
+// The bounds only: the renderers themselves run on the render workers.
+import { PREVIEW_MAX_BYTES } from '../render/preview/budget.js';
 import { documentKey, type PageDocuments } from './page-documents.js';
 import { sendRenderedDocument } from './send-document.js';
 

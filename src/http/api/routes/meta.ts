@@ -5,7 +5,8 @@ import type { Core } from '../../../core/index.js';
 import { callerOf } from '../../auth.js';
 import { authErrors, Health, WhoAmI } from '../schemas.js';
 
-export function metaRoutes(instance: FastifyInstance, core: Core): void {
+/** `document`: the OpenAPI document of the API (null in the app that makes it, which needs no route for it). */
+export function metaRoutes(instance: FastifyInstance, core: Core, document: (() => Promise<unknown>) | null): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/health',
@@ -37,5 +38,5 @@ export function metaRoutes(instance: FastifyInstance, core: Core): void {
     async (request) => core.tenants.whoami(callerOf(request)),
   );
 
-  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  if (document) app.get('/v1/openapi.json', { schema: { hide: true } }, document);
 }

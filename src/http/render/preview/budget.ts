@@ -1,3 +1,6 @@
+/** Previews read at most this much of a file; the rest is in the download. */
+export const PREVIEW_MAX_BYTES = 2 * 1024 * 1024;
+
 /**
  * How much HTML one preview may be. Escaping and markup make a preview larger than its text (a
  * line break became a 23-byte row, a control character a 27-byte span), so a bound on the input

@@ -1,6 +1,6 @@
 import { codeLanguage, essence, extensionOf, type RendererKind } from '../../../core/renderer.js';
 import type { SafeHtml } from '../html.js';
-import { OutputBudget } from './budget.js';
+import { OutputBudget, PREVIEW_MAX_BYTES } from './budget.js';
 import { renderCode } from './code.js';
 import { parseDelimited, renderTableWithin, tableNote } from './csv.js';
 import { previewDocument } from './document.js';
@@ -8,8 +8,7 @@ import { FOLD_MAX_BYTES, parseJson, renderJsonWithin } from './json.js';
 import { renderText } from './text.js';
 import { renderTranscript } from './transcript.js';
 
-/** Previews read at most this much of a file; the rest is in the download. */
-export const PREVIEW_MAX_BYTES = 2 * 1024 * 1024;
+export { PREVIEW_MAX_BYTES } from './budget.js';
 
 export interface PreviewInput {
   kind: RendererKind;
