@@ -17,8 +17,9 @@ export function benchmarksMarkdown(rows: ResultRow[], m: Machine, mode: string, 
   return `# Benchmarks
 
 \`npm run bench\` (sources in \`bench/\`, not part of the package) measures what users of a storage
-service feel: large uploads and downloads, the API's most frequent read, lists over a million
-rows, small uploads, and the same on PostgreSQL. Every figure is a ratio against a baseline
+service feel: how fast the CLI, the MCP server and the service start, large uploads and
+downloads, the API's most frequent read, lists over a million rows, small uploads, and the same
+on PostgreSQL. Every figure is a ratio against a baseline
 measured in the same run on the same machine, so the ratios, not the absolute numbers, carry over
 to other hardware.
 
@@ -35,6 +36,14 @@ ${markdownTable(rows)}
   the bare baselines and s3rver each run in their own process; the load comes from the bench
   process. The bench lifts the per-tenant rate rule (the real limiter and request counter still
   run on every call) so throughput figures measure the server, not the plan's 100 requests/s.
+- **Start-up** (first, on a machine the rest has not yet warmed): each command and its floor take
+  turns, 7 times each (3 with \`--quick\`), and the medians are compared. \`cairn --version\` and
+  \`cairn ls --limit 5\` (against a running Cairn) are timed in CPU (user + system, read by GNU
+  \`time\`) beside a bare \`node -e 0\`: what each step of a script or an agent costs the machine.
+  \`cairn mcp\` is timed from spawn to its answer to \`initialize\` (what an MCP host waits for)
+  beside a minimal stdio server on the same MCP SDK with one tool (\`bench/bare-mcp-server.ts\`);
+  \`cairn serve\` on a fresh data folder from spawn to the first 200 on \`/health\` beside a bare
+  Fastify answering \`/health\` (\`bench/bare-serve.ts\`), for scale.
 - **Large uploads.** A 1 GiB random file goes through the presigned flow (upload-url, PUT,
   complete) and its first 450 MiB as a multipart upload (the spec caps multipart at 500 MB); the
   peer is s3rver receiving a plain PUT of the same file. The same 1 GiB also goes up with tus
