@@ -13,8 +13,17 @@ if (!scaleoutServices && !process.env.CI) {
   );
 }
 
+/**
+ * `unit` is the fast lane (`npm run test:unit`): rules tested in the core over real adapters in
+ * memory (test/core, see its harness.ts) and pure units (test/unit), no listener and no process.
+ * Its files share one module graph per worker (isolate: false), which is most of what a file
+ * costs to start; they keep no state between files.
+ */
+const UNIT = ['test/unit/**/*.test.ts', 'test/core/**/*.test.ts'];
+
 const projects: TestProjectInlineConfiguration[] = [
-  { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'] } },
+  { extends: true, test: { name: 'unit', include: UNIT, pool: 'threads', isolate: false } },
+  { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'], exclude: UNIT } },
 ];
 if (scaleoutServices || process.env.CI) {
   projects.push({
