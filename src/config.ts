@@ -92,6 +92,11 @@ const ConfigSchema = z.object({
   metricsPort: port.optional(),
   redisUrl: z.string().optional(),
   redisPrefix: z.string().optional(),
+  /**
+   * Where the bytes live: `fs`, a folder (the data folder's `blobs/`), or `s3`, a bucket. Unset,
+   * `s3` when a bucket is named, else `fs`.
+   */
+  blobBackend: z.enum(['fs', 's3']),
   s3Bucket: z.string().optional(),
   s3Endpoint: z.string().optional(),
   s3Region: z.string().optional(),
@@ -127,6 +132,9 @@ const ConfigSchema = z.object({
   /** Where a tenant is sent to lift a plan limit. */
   upgradeUrl: z.string().url().default('https://cairn.dev/pricing'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+}).refine((c) => c.blobBackend !== 's3' || c.s3Bucket !== undefined, {
+  path: ['blobBackend'],
+  message: 'needs CAIRN_S3_BUCKET, the bucket that keeps the bytes',
 });
 
 export type Config = z.infer<typeof ConfigSchema> & {
@@ -196,6 +204,7 @@ export function loadConfig(flags: ConfigInput, env: Env): Config {
     metricsPort: nonEmpty(env.CAIRN_METRICS_PORT),
     redisUrl: nonEmpty(env.CAIRN_REDIS_URL),
     redisPrefix: nonEmpty(env.CAIRN_REDIS_PREFIX),
+    blobBackend: nonEmpty(env.CAIRN_BLOB_BACKEND) ?? (nonEmpty(env.CAIRN_S3_BUCKET) ? 's3' : 'fs'),
     s3Bucket: nonEmpty(env.CAIRN_S3_BUCKET),
     s3Endpoint: nonEmpty(env.CAIRN_S3_ENDPOINT),
     s3Region: nonEmpty(env.CAIRN_S3_REGION),

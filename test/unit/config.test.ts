@@ -71,3 +71,21 @@ describe.each(wholeNumberSettings)('$env', ({ env, key, byDefault, some, bad }) 
     for (const value of bad) expect(() => load(value)).toThrow(`${env}=${JSON.stringify(value)}: `);
   });
 });
+
+describe('CAIRN_BLOB_BACKEND', () => {
+  const backendOf = (env: Record<string, string>) => loadConfig({ dataDir: '/tmp/cairn-config-test' }, env).blobBackend;
+
+  it('unset: the folder, or S3 when a bucket is named (as before the setting existed)', () => {
+    expect(backendOf({})).toBe('fs');
+    expect(backendOf({ CAIRN_S3_BUCKET: 'cairn-bytes' })).toBe('s3');
+  });
+
+  it('fs keeps the bytes in the folder even with a bucket named; s3 needs the bucket', () => {
+    expect(backendOf({ CAIRN_BLOB_BACKEND: 'fs', CAIRN_S3_BUCKET: 'cairn-bytes' })).toBe('fs');
+    expect(backendOf({ CAIRN_BLOB_BACKEND: 's3', CAIRN_S3_BUCKET: 'cairn-bytes' })).toBe('s3');
+    expect(() => backendOf({ CAIRN_BLOB_BACKEND: 's3' })).toThrow(
+      /CAIRN_BLOB_BACKEND="s3": needs CAIRN_S3_BUCKET, the bucket that keeps the bytes/,
+    );
+    expect(() => backendOf({ CAIRN_BLOB_BACKEND: 'gcs' })).toThrow(/CAIRN_BLOB_BACKEND="gcs"/);
+  });
+});
