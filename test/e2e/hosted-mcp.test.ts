@@ -4,6 +4,7 @@ import { expectError, put } from '../helpers/e2e.js';
 import { connectHttpMcp, type HttpMcp, initializeMessage, postMcp } from '../helpers/hosted.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { data } from '../mcp/mcp-client.js';
+import { ALL_TOOLS } from '../mcp/tool-counts.js';
 
 /** `{api}/mcp` with a raw API key: the same tool table as stdio, run against the core for the key's tenant. */
 
@@ -20,9 +21,9 @@ afterAll(async () => {
 });
 
 describe('hosted MCP with an API key', () => {
-  it('lists all 16 tools (no local destructive gating) and answers whoami with the key’s tenant', async () => {
+  it('lists every tool (no local destructive gating) and answers whoami with the key’s tenant', async () => {
     const tools = (await mcp.client.listTools()).tools;
-    expect(tools.map((t) => t.name).sort()).toHaveLength(16);
+    expect(tools.map((t) => t.name).sort()).toHaveLength(ALL_TOOLS);
     expect(tools.find((t) => t.name === 'delete_artifact')?.annotations?.destructiveHint).toBe(true);
     expect(data(await mcp.call('whoami'))).toMatchObject({
       tenant_name: 'main',

@@ -16,6 +16,7 @@ import {
 } from '../helpers/hosted.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { data } from '../mcp/mcp-client.js';
+import { ALL_TOOLS } from '../mcp/tool-counts.js';
 
 /** The OAuth 2.1 server in front of the hosted MCP endpoint, driven over plain HTTP (the browser suite does it in Chromium). */
 
@@ -124,7 +125,7 @@ describe('authorization code flow', () => {
     const t = await oauthTokens(srv.apiUrl, user, 'read');
     const mcp = await connectHttpMcp(srv.apiUrl, t.access);
     try {
-      expect((await mcp.client.listTools()).tools).toHaveLength(16);
+      expect((await mcp.client.listTools()).tools).toHaveLength(ALL_TOOLS);
       // The instructions say what this grant refuses and how to lift it.
       expect(mcp.client.getInstructions()).toBe(hostedInstructions('read'));
       expect(data(await mcp.call('whoami')).api_key_last_4).toBe(t.access.slice(-4));

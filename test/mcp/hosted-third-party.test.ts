@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endToEndHeaders } from '../helpers/proxy-headers.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 import { CONFORMANCE_CLI, INSPECTOR_CLI, runNodeScript } from '../helpers/third-party-mcp.js';
+import { ALL_TOOLS } from './tool-counts.js';
 
 /** Real third-party clients against the hosted endpoint: the MCP Inspector CLI and the official conformance suite. */
 
@@ -55,7 +56,7 @@ describe('MCP Inspector CLI over HTTP', () => {
     const r = await inspector(['--method', 'tools/list']);
     expect(r.code, r.stderr).toBe(0);
     const names = (JSON.parse(r.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name);
-    expect(names).toHaveLength(16);
+    expect(names).toHaveLength(ALL_TOOLS);
     expect(names).toContain('store_artifact');
   });
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, childEnv } from '../helpers/process.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { ALL_TOOLS, TOOLS_WITHOUT_DESTRUCTIVE } from './tool-counts.js';
 
 /**
  * The official MCP Inspector (CLI mode, the pinned devDependency; never downloaded) against the
@@ -59,12 +60,12 @@ describe('MCP Inspector CLI', { timeout: 120_000 }, () => {
   it('tools/list lists the twelve tools of a host without confirmations, sixteen with --allow-destructive', async () => {
     const listed = (await inspect([], ['--method', 'tools/list'])).tools as { name: string; inputSchema: object }[];
     const names = listed.map((t) => t.name);
-    expect(names).toHaveLength(12);
+    expect(names).toHaveLength(TOOLS_WITHOUT_DESTRUCTIVE);
     expect(names).toEqual(expect.arrayContaining(['whoami', 'store_artifact', 'list_artifacts', 'publish_artifact']));
     for (const t of listed) expect(t.inputSchema).toMatchObject({ type: 'object' });
     const all = (await inspect(['--allow-destructive'], ['--method', 'tools/list'])).tools as { name: string }[];
     expect(all.map((t) => t.name)).toEqual(expect.arrayContaining(['delete_artifact', 'seal_session']));
-    expect(all).toHaveLength(16);
+    expect(all).toHaveLength(ALL_TOOLS);
   });
 
   it('tools/call whoami', async () => {

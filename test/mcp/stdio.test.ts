@@ -7,6 +7,7 @@ import { BYTES_CAP } from '../../src/mcp/resources.js';
 import { runCairn } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connectMcp, data, type McpSession, runMcpExpectingExit, startFlakyProxy } from './mcp-client.js';
+import { ALL_TOOLS, TOOLS_WITHOUT_DESTRUCTIVE } from './tool-counts.js';
 
 /** `cairn mcp` (dist/, built first) through the MCP SDK's own client, against a real server. */
 
@@ -58,7 +59,7 @@ describe('destructive-tool gating', () => {
     const s = await connectMcp({ env, cwd });
     try {
       const names = (await s.client.listTools()).tools.map((t) => t.name);
-      expect(names).toHaveLength(12);
+      expect(names).toHaveLength(TOOLS_WITHOUT_DESTRUCTIVE);
       for (const d of DESTRUCTIVE) expect(names).not.toContain(d);
       const r = await s.call('seal_session', { session_id: 'gated' });
       expect(r.isError).toBe(true);
@@ -74,7 +75,7 @@ describe('destructive-tool gating', () => {
 
   it('a host with confirmations sees them with requiresConfirmation', async () => {
     const { tools } = await confirm.client.listTools();
-    expect(tools).toHaveLength(16);
+    expect(tools).toHaveLength(ALL_TOOLS);
     for (const t of tools) {
       const needs = DESTRUCTIVE.includes(t.name);
       expect(t._meta?.requiresConfirmation === true).toBe(needs);
@@ -92,7 +93,7 @@ describe('destructive-tool gating', () => {
     const s = await connectMcp({ env, cwd, args: ['--allow-destructive'] });
     try {
       const { tools } = await s.client.listTools();
-      expect(tools).toHaveLength(16);
+      expect(tools).toHaveLength(ALL_TOOLS);
       expect(tools.some((t) => t._meta?.requiresConfirmation)).toBe(false);
       const stored = data(
         await s.call('store_artifact', { filename: 'g.txt', content: 'aGk=', session_id: 'allowed' }),
@@ -131,7 +132,7 @@ describe('elicitation: hosts that declare the standard capability confirm throug
     const { s } = await elicitingHost('accept');
     try {
       const { tools } = await s.client.listTools();
-      expect(tools).toHaveLength(16);
+      expect(tools).toHaveLength(ALL_TOOLS);
       const names = tools.map((t) => t.name);
       for (const d of DESTRUCTIVE) expect(names).toContain(d);
       const url = tools.find((t) => t.name === 'get_artifact_download_url');
