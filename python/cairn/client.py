@@ -527,6 +527,43 @@ class Cairn:
         """:meth:`push_resumable` of the file at ``path`` (a string is a path here, not text)."""
         return self.push_resumable(path=path, **options)
 
+    def resumable_upload_support(self) -> Optional[Dict[str, Any]]:
+        """``OPTIONS /v1/uploads/tus`` (no key needed): what the server's tus endpoint offers.
+
+        ``{"version": "1.0.0", "extensions": [...], "max_size": int or None,
+        "checksum_algorithms": [...]}``, or None for a server without one (an older Cairn).
+        """
+        try:
+            resp = self._t.request("OPTIONS", _tus.TUS_PATH, headers=_tus.tus_headers(), auth=False)
+        except NotFoundError:
+            return None
+
+        def listed(name: str) -> List[str]:
+            return [v.strip() for v in resp.headers.get(name, "").split(",") if v.strip()]
+
+        if "1.0.0" not in listed("tus-version"):
+            return None  # it answers, but does not speak tus 1.0.0
+        max_size = resp.headers.get("tus-max-size", "")
+        return {
+            "version": "1.0.0",
+            "extensions": listed("tus-extension"),
+            "max_size": int(max_size) if max_size.isdigit() and int(max_size) > 0 else None,
+            "checksum_algorithms": listed("tus-checksum-algorithm"),
+        }
+
+    def terminate_resumable_upload(self, upload_url: str) -> None:
+        """Abandons an unfinished resumable upload (tus ``DELETE``): its bytes go at once.
+
+        ``upload_url`` is what ``on_upload_url`` was given; only its last path segment is used,
+        on this client's own base URL. An upload already gone (finished, expired, terminated)
+        is no error.
+        """
+        target, _ = _tus.upload_target(upload_url)
+        try:
+            self._t.request("DELETE", target, headers=_tus.tus_headers(), policy=IDEMPOTENT)
+        except NotFoundError:
+            pass
+
     # -- read ---------------------------------------------------------------------------
 
     def list(

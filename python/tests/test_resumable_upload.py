@@ -364,6 +364,33 @@ class ResumableUploadTest(_server.ServerTestCase):
         self.assertNotIn("resumable upload endpoint", ctx.exception.message)
         self.assertNotIn("resumable upload endpoint", str(ctx.exception))
 
+    def test_support_says_what_the_endpoint_offers_and_none_without_one(self) -> None:
+        offered = self.client.resumable_upload_support()
+        assert offered is not None
+        self.assertEqual(offered["version"], "1.0.0")
+        self.assertIn("creation", offered["extensions"])
+        self.assertIn("termination", offered["extensions"])
+        self.assertIn("sha256", offered["checksum_algorithms"])
+        self.assertIsInstance(offered["max_size"], int)
+        no_route = {"error": {"code": "not_found", "message": "No route OPTIONS /v1/uploads/tus.", "status": 404}}
+        self.proxy.next({"status": 404, "body": no_route})
+        self.assertIsNone(self.client.resumable_upload_support())
+
+    def test_terminate_removes_an_unfinished_upload_and_repeats_quietly(self) -> None:
+        created = self.raw(
+            "POST",
+            "/v1/uploads/tus",
+            {"Upload-Length": str(self.SIZE), "Upload-Metadata": f"filename {b64('dropped.bin')}"},
+        )
+        self.assertEqual(created.status, 201)
+        url = created.getheader("Location")
+        path = urlsplit(url).path
+        self.assertEqual(self.raw("HEAD", path, {}).status, 200)
+        self.client.terminate_resumable_upload(url)
+        self.assertEqual(self.raw("HEAD", path, {}).status, 404)
+        self.client.terminate_resumable_upload(url)  # already gone: no error
+        self.assertEqual(self.methods(), ["DELETE", "DELETE"])
+
     def test_an_unknown_upload_url_is_not_found(self) -> None:
         unknown = f"{self.server.base_url}/v1/uploads/tus/art_0000000000000000"
         with self.assertRaises(cairn.NotFoundError) as ctx:
