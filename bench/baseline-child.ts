@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { setImmediate } from 'node:timers/promises';
 import multipart from '@fastify/multipart';
 import Fastify from 'fastify';
-import { HashCounter } from '../src/adapters/streams/hash-counter.js';
+import { HashCounter } from '../src/adapters/blob-common/hash-counter.js';
 import { LIMITS } from '../src/core/plans.js';
 import { baseOptions } from '../src/http/fastify-options.js';
 import { serveIpc } from './ipc.js';

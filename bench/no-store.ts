@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { HashCounter } from '../src/adapters/streams/hash-counter.js';
+import { HashCounter } from '../src/adapters/blob-common/hash-counter.js';
 import type { BlobStore, StagedBlob } from '../src/ports/blob-store.js';
 import type { MetadataStore } from '../src/ports/metadata-store.js';
 import type { Adapters } from '../src/runtime.js';

@@ -62,80 +62,82 @@ const trustProxySetting = z
     return entries;
   });
 
-const ConfigSchema = z.object({
-  dataDir: z.string().min(1),
-  host: z.string().min(1),
-  apiPort: port,
-  viewerPort: port,
-  contentPort: port,
-  apiOrigin: origin.optional(),
-  viewerOrigin: origin.optional(),
-  contentOrigin: origin.optional(),
-  downloadOrigin: origin.optional(),
-  /** `postgres://…` selects PostgreSQL; unset selects SQLite in the data folder. */
-  databaseUrl: z.string().optional(),
-  /** PostgreSQL schema to use (created if missing); default `public`. */
-  databaseSchema: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
-    .optional(),
-  /**
-   * PostgreSQL bounds: a statement running longer is cancelled, a connection not had (new or
-   * free in the pool) within the connect bound fails the call; both answer 503 + Retry-After.
-   */
-  databaseStatementTimeoutSeconds: z.coerce.number().positive().default(10),
-  databaseConnectTimeoutSeconds: z.coerce.number().positive().default(5),
-  /** Calls that may wait for a pooled connection at once; more are refused at once (503). */
-  databaseMaxWaiting: z.coerce.number().int().min(1).default(200),
-  /** Address and port of the metrics and readiness listener (off unless a port is set). */
-  metricsHost: z.string().min(1).default('127.0.0.1'),
-  metricsPort: port.optional(),
-  redisUrl: z.string().optional(),
-  redisPrefix: z.string().optional(),
-  /**
-   * Where the bytes live: `fs`, a folder (the data folder's `blobs/`), or `s3`, a bucket. Unset,
-   * `s3` when a bucket is named, else `fs`.
-   */
-  blobBackend: z.enum(['fs', 's3']),
-  s3Bucket: z.string().optional(),
-  s3Endpoint: z.string().optional(),
-  s3Region: z.string().optional(),
-  s3ForcePathStyle: z.boolean().default(false),
-  s3Prefix: z.string().optional(),
-  /**
-   * Hand out S3 presigned GETs as download URLs (bytes leave the bucket directly). Off by default:
-   * such a URL stays valid until it expires even if the artifact is deleted meanwhile.
-   */
-  s3DirectDownloads: z.boolean().default(false),
-  /** Take client IPs from X-Forwarded-For, only through these trusted hops (see TrustProxy). */
-  trustProxy: trustProxySetting,
-  /** HMAC secret for signed URLs and content tokens; generated and stored when unset. */
-  secret: z.string().min(32).optional(),
-  abuseWebhookUrl: z.string().url().optional(),
-  sweepIntervalSeconds: z.coerce.number().int().min(0).default(60),
-  /**
-   * A request whose body stops arriving for this long is cut off (its connection closed, nothing
-   * kept), so a stalled client cannot hold a connection, or an upload's staging file and buffers,
-   * for ever; 0 turns it off. Named for uploads, where it began; it covers every body.
-   */
-  uploadIdleTimeoutSeconds: z.coerce.number().int().min(0).default(60),
-  /**
-   * Large uploads (bodies over 1 MiB) one tenant may have in flight on this instance; the next is
-   * refused with 429 until one finishes (see UploadSlots). 0 turns the limit off.
-   */
-  maxUploadsPerTenant: z.coerce.number().int().min(0).default(DEFAULT_MAX_UPLOADS_PER_TENANT),
-  /**
-   * Browser origins (besides the API origin, and loopback origins on a loopback listener) whose
-   * pages may call the hosted MCP endpoint, e.g. a web-based MCP client.
-   */
-  mcpAllowedOrigins: z.array(origin).default([]),
-  /** Where a tenant is sent to lift a plan limit. */
-  upgradeUrl: z.string().url().default('https://cairn.dev/pricing'),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-}).refine((c) => c.blobBackend !== 's3' || c.s3Bucket !== undefined, {
-  path: ['blobBackend'],
-  message: 'needs CAIRN_S3_BUCKET, the bucket that keeps the bytes',
-});
+const ConfigSchema = z
+  .object({
+    dataDir: z.string().min(1),
+    host: z.string().min(1),
+    apiPort: port,
+    viewerPort: port,
+    contentPort: port,
+    apiOrigin: origin.optional(),
+    viewerOrigin: origin.optional(),
+    contentOrigin: origin.optional(),
+    downloadOrigin: origin.optional(),
+    /** `postgres://…` selects PostgreSQL; unset selects SQLite in the data folder. */
+    databaseUrl: z.string().optional(),
+    /** PostgreSQL schema to use (created if missing); default `public`. */
+    databaseSchema: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+      .optional(),
+    /**
+     * PostgreSQL bounds: a statement running longer is cancelled, a connection not had (new or
+     * free in the pool) within the connect bound fails the call; both answer 503 + Retry-After.
+     */
+    databaseStatementTimeoutSeconds: z.coerce.number().positive().default(10),
+    databaseConnectTimeoutSeconds: z.coerce.number().positive().default(5),
+    /** Calls that may wait for a pooled connection at once; more are refused at once (503). */
+    databaseMaxWaiting: z.coerce.number().int().min(1).default(200),
+    /** Address and port of the metrics and readiness listener (off unless a port is set). */
+    metricsHost: z.string().min(1).default('127.0.0.1'),
+    metricsPort: port.optional(),
+    redisUrl: z.string().optional(),
+    redisPrefix: z.string().optional(),
+    /**
+     * Where the bytes live: `fs`, a folder (the data folder's `blobs/`), or `s3`, a bucket. Unset,
+     * `s3` when a bucket is named, else `fs`.
+     */
+    blobBackend: z.enum(['fs', 's3']),
+    s3Bucket: z.string().optional(),
+    s3Endpoint: z.string().optional(),
+    s3Region: z.string().optional(),
+    s3ForcePathStyle: z.boolean().default(false),
+    s3Prefix: z.string().optional(),
+    /**
+     * Hand out S3 presigned GETs as download URLs (bytes leave the bucket directly). Off by default:
+     * such a URL stays valid until it expires even if the artifact is deleted meanwhile.
+     */
+    s3DirectDownloads: z.boolean().default(false),
+    /** Take client IPs from X-Forwarded-For, only through these trusted hops (see TrustProxy). */
+    trustProxy: trustProxySetting,
+    /** HMAC secret for signed URLs and content tokens; generated and stored when unset. */
+    secret: z.string().min(32).optional(),
+    abuseWebhookUrl: z.string().url().optional(),
+    sweepIntervalSeconds: z.coerce.number().int().min(0).default(60),
+    /**
+     * A request whose body stops arriving for this long is cut off (its connection closed, nothing
+     * kept), so a stalled client cannot hold a connection, or an upload's staging file and buffers,
+     * for ever; 0 turns it off. Named for uploads, where it began; it covers every body.
+     */
+    uploadIdleTimeoutSeconds: z.coerce.number().int().min(0).default(60),
+    /**
+     * Large uploads (bodies over 1 MiB) one tenant may have in flight on this instance; the next is
+     * refused with 429 until one finishes (see UploadSlots). 0 turns the limit off.
+     */
+    maxUploadsPerTenant: z.coerce.number().int().min(0).default(DEFAULT_MAX_UPLOADS_PER_TENANT),
+    /**
+     * Browser origins (besides the API origin, and loopback origins on a loopback listener) whose
+     * pages may call the hosted MCP endpoint, e.g. a web-based MCP client.
+     */
+    mcpAllowedOrigins: z.array(origin).default([]),
+    /** Where a tenant is sent to lift a plan limit. */
+    upgradeUrl: z.string().url().default('https://cairn.dev/pricing'),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .refine((c) => c.blobBackend !== 's3' || c.s3Bucket !== undefined, {
+    path: ['blobBackend'],
+    message: 'needs CAIRN_S3_BUCKET, the bucket that keeps the bytes',
+  });
 
 export type Config = z.infer<typeof ConfigSchema> & {
   apiOrigin: string;

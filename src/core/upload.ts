@@ -40,12 +40,6 @@ export function checkIdempotencyKey(key: string | undefined): string | undefined
   return key;
 }
 
-/**
- * The upload path shared by multipart, JSON and (later) presigned uploads:
- * check what can be checked before the bytes, stream them to staging while hashing, then
- * validate, pin the blob, make the bytes durable and insert the row in one transaction.
- * A failure at any step leaves no artifact, and no staged bytes.
- */
 /** How long an upload waits for a sweeper's delete, or another upload's write, of the same bytes: 100 × 100 ms. */
 export interface PinWait {
   attempts: number;
@@ -79,6 +73,12 @@ export type UploadDeps = Pick<
   'tenantStore' | 'artifactStore' | 'blobs' | 'clock' | 'log' | 'observer' | 'origins' | 'upgradeUrl'
 >;
 
+/**
+ * The upload path of multipart and JSON uploads and of both MCP servers (presigned and resumable
+ * completions share its pin and write): check what can be checked before the bytes, stream them
+ * to staging while hashing, then validate, pin the blob, make the bytes durable and insert the
+ * row in one transaction. A failure at any step leaves no artifact, and no staged bytes.
+ */
 export class UploadService {
   constructor(
     private readonly deps: UploadDeps,

@@ -8,9 +8,9 @@ import {
 import type { TrustProxy } from '../config.js';
 import { CairnError, toEnvelope } from '../core/errors.js';
 import type { Core } from '../core/index.js';
+import { clientErrorHandler } from './errors/protocol.js';
 import { lazySchemaController } from './lazy-compilers.js';
 import type { ListenerMetrics } from './metrics-hooks.js';
-import { clientErrorHandler } from './protocol-errors.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 
 /**
@@ -55,7 +55,7 @@ export function baseOptions(
     // Behind a load balancer the client IP comes from X-Forwarded-For, read from the right and
     // only through the trusted hops (CAIRN_TRUST_PROXY): a forged leftmost entry changes nothing.
     trustProxy: fastifyTrustProxy(trustProxy),
-    // verbose: a refusal can quote the failing field's own `examples` (see src/http/errors.ts).
+    // verbose: a refusal can quote the failing field's own `examples` (see src/http/errors/handler.ts).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, verbose: true } },
     // Each route's validators and serializers are compiled at its first request (lazy-compilers.ts).
     schemaController: lazySchemaController,

@@ -5,8 +5,8 @@ import type { OpenedFile } from './paths.js';
 
 /**
  * What a tool handler gets. The stdio server fills it with the SDK client and the path
- * confinement; the hosted server (later) fills it with its own client over the core and no
- * local files. Handlers know nothing about the transport.
+ * confinement; the hosted server with CoreCairnApi (src/mcp/hosted/core-api.ts), which calls the
+ * core for the caller's tenant, and no local files. Handlers know nothing about the transport.
  */
 export interface ToolContext {
   client: CairnApi;

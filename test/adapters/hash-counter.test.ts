@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
-import { HashCounter } from '../../src/adapters/streams/hash-counter.js';
+import { HashCounter } from '../../src/adapters/blob-common/hash-counter.js';
 
 const MIB = 1024 * 1024;
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');

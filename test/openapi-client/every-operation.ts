@@ -86,8 +86,9 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   // `metadata.<key>` is not a named parameter (see the operation's description): it goes into
   // the query string next to the typed ones.
   const list = await cairn.GET('/v1/artifacts', {
-    params: { query: { limit: '10', session_id: 'openapi-run' } },
-    querySerializer: (query) => `${new URLSearchParams(query)}&metadata.kind=report`,
+    params: { query: { limit: 10, session_id: 'openapi-run' } },
+    querySerializer: (query) =>
+      `${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}&metadata.kind=report`,
   });
   if (!list.data) fail('listArtifacts', list.error);
   const listed: string[] = list.data.artifacts.map((a) => a.artifact_id);
@@ -107,7 +108,7 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   });
   // The lifetime as a duration (typed by the document's `ttl`), after the list is read.
   const linkId: string | undefined = link.data?.link_id;
-  const links = await cairn.GET('/v1/artifacts/{id}/links', { params: { path: { id }, query: { limit: '10' } } });
+  const links = await cairn.GET('/v1/artifacts/{id}/links', { params: { path: { id }, query: { limit: 10 } } });
   const linkCount: number | undefined = links.data?.links.length;
   const shortId = shortLink.data?.link_id ?? 'lnk_00000000000000000000';
   const dayLink = await cairn.POST('/v1/artifacts/{id}/links', { params: { path: { id } }, body: { ttl: '1d' } });
@@ -115,7 +116,7 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     dayLink.data && (Date.parse(dayLink.data.expires_at) - Date.parse(dayLink.data.created_at)) / 1000;
   const revoked = await cairn.DELETE('/v1/links/{link_id}', { params: { path: { link_id: shortId } } });
 
-  const sessions = await cairn.GET('/v1/sessions', { params: { query: { limit: '5' } } });
+  const sessions = await cairn.GET('/v1/sessions', { params: { query: { limit: 5 } } });
   const sessionCounts = sessions.data?.sessions.map((s) => [s.session_id, s.artifact_count] as const);
 
   const ticket = await cairn.POST('/v1/artifacts/upload-url', {

@@ -6,11 +6,11 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, ByteRange, LandResult, StagedBlob } from '../../ports/blob-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
-import { HashCounter } from '../streams/hash-counter.js';
+import { HashCounter } from '../blob-common/hash-counter.js';
 import { BufferShelf } from './buffer-shelf.js';
 import { DurableFileSink } from './durable-file-sink.js';
 import { fsyncDir } from './fsync-dir.js';
-import { LandingFiles } from './landing-files.js';
+import { LandingArea } from './landing-area.js';
 import { SmallBlobs } from './small-blobs.js';
 import { StagingArea, type StagingAreaOptions } from './staging-area.js';
 
@@ -44,12 +44,12 @@ export class FsBlobStore implements BlobStore {
   /** Redundant staged files being removed after their commit (see commit), by staging id. */
   private readonly dropping = new Map<string, Promise<void>>();
   private readonly writeBuffers = new BufferShelf(WRITE_BUFFER, KEPT_WRITE_BUFFERS);
-  private readonly landings: LandingFiles;
+  private readonly landings: LandingArea;
 
   constructor(opts: { root: string; staging?: StagingAreaOptions }) {
     this.root = path.resolve(opts.root);
     this.staging = new StagingArea(path.join(this.root, '.staging'), opts.staging);
-    this.landings = new LandingFiles(
+    this.landings = new LandingArea(
       path.join(this.root, '.landing'),
       (handle) => new DurableFileSink(handle, SYNC_EVERY, WRITE_BUFFER, this.writeBuffers),
     );

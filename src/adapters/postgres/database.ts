@@ -59,7 +59,7 @@ export function clientConfig(options: PoolOptions): pg.PoolConfig {
   return config;
 }
 
-/** The message dependency-errors.ts recognises as "the database is saturated". */
+/** The message src/http/errors/dependency.ts recognises as "the database is saturated". */
 export const POOL_SATURATED = 'Connection pool saturated: too many calls waiting for a database connection';
 
 /** Deadlock and serialization failures: the transaction did nothing and may simply run again. */

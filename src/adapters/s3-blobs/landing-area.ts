@@ -13,9 +13,9 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { LandResult, StagedBlob } from '../../ports/blob-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
-import { checkLandingKey } from '../shared/landing-key.js';
-import { HashCounter } from '../streams/hash-counter.js';
-import { feedLanding } from '../streams/land-stream.js';
+import { HashCounter } from '../blob-common/hash-counter.js';
+import { feedLanding } from '../blob-common/land-stream.js';
+import { checkLandingKey } from '../blob-common/landing-key.js';
 import { copySource, deleteOlderThan, deleteQuietly, errorName, isNotFound } from './s3-objects.js';
 
 /**

@@ -14,7 +14,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { BlobStore, ByteRange, LandResult, StagedBlob } from '../../ports/blob-store.js';
-import { HashCounter } from '../streams/hash-counter.js';
+import { HashCounter } from '../blob-common/hash-counter.js';
 import { attachmentDisposition } from './content-disposition.js';
 import { isLanded, LandingArea } from './landing-area.js';
 import { copySource, deleteOlderThan, deleteQuietly, errorName, isNotFound } from './s3-objects.js';

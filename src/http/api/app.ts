@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Core } from '../../core/index.js';
 import { LIMITS } from '../../core/plans.js';
 import { installAdmission } from '../auth.js';
-import { installErrorHandling } from '../errors.js';
+import { installErrorHandling } from '../errors/handler.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { refuseInvalidBoundary } from '../multipart-boundary.js';
 import { installJsonBodies } from './json-bodies.js';

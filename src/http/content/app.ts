@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Core } from '../../core/index.js';
-import { installErrorHandling } from '../errors.js';
+import { installErrorHandling } from '../errors/handler.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { installPublicHeaders } from '../public-headers.js';
 import { PageDocuments } from './page-documents.js';

@@ -1,6 +1,8 @@
 /**
- * The two cookies of the dashboard, read and written without a cookie library (@fastify/cookie
- * pulls `cookie@2`, which declares Node >= 22). On an https API origin they carry the `__Host-`
+ * The cookies Cairn sets (the dashboard's two, the viewer's unlock cookie), read and written here:
+ * each has fixed attributes (HttpOnly, SameSite=Lax, a path, Secure on https), so a parser and a
+ * writer of a few lines, tested in test/unit/dashboard-cookies.test.ts, do what a cookie plugin
+ * registered on two listeners would. On an https API origin the dashboard's carry the `__Host-`
  * prefix, which the browser only accepts with Secure, Path=/ and no Domain: no subdomain can set
  * or shadow them.
  */

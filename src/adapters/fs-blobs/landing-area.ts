@@ -6,9 +6,9 @@ import { type Readable, Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import type { LandResult } from '../../ports/blob-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
-import { checkLandingKey } from '../shared/landing-key.js';
-import { HashCounter } from '../streams/hash-counter.js';
-import { feedLanding } from '../streams/land-stream.js';
+import { HashCounter } from '../blob-common/hash-counter.js';
+import { feedLanding } from '../blob-common/land-stream.js';
+import { checkLandingKey } from '../blob-common/landing-key.js';
 import { fsyncDir } from './fsync-dir.js';
 
 /**
@@ -16,7 +16,7 @@ import { fsyncDir } from './fsync-dir.js';
  * once. Staging one for a commit hard-links it into the staging folder (same filesystem), so the
  * commit's rename moves the link and the landing file stays until it is dropped.
  */
-export class LandingFiles {
+export class LandingArea {
   constructor(
     private readonly root: string,
     /** The blob store's durable sink for a new file (large buffered writes, write-back as it goes, an fsync at the end). */

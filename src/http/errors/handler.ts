@@ -1,14 +1,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CairnError, type ErrorCode, isCairnError, toEnvelope } from '../core/errors.js';
-import type { RateDecision } from '../ports/rate-limiter.js';
-import { bodyIdleTimeout, cutStalledBodies, takesBody } from './body-idle-timeout.js';
-import { dependencyFailure } from './dependency-errors.js';
-import type { ListenerOptions } from './fastify-options.js';
-import { lingerAfterEarlyAnswer } from './lingering-close.js';
-import { installMetricsHooks, type ListenerMetrics } from './metrics-hooks.js';
-import { installShutdownGate } from './protocol-errors.js';
-import { setRateHeaders } from './rate-headers.js';
-import { installRequestIdHeader } from './request-id.js';
+import { CairnError, type ErrorCode, isCairnError, toEnvelope } from '../../core/errors.js';
+import type { RateDecision } from '../../ports/rate-limiter.js';
+import { bodyIdleTimeout, cutStalledBodies, takesBody } from '../body-idle-timeout.js';
+import type { ListenerOptions } from '../fastify-options.js';
+import { lingerAfterEarlyAnswer } from '../lingering-close.js';
+import { installMetricsHooks, type ListenerMetrics } from '../metrics-hooks.js';
+import { setRateHeaders } from '../rate-headers.js';
+import { installRequestIdHeader } from '../request-id.js';
+import { dependencyFailure } from './dependency.js';
+import { installShutdownGate } from './protocol.js';
 
 /** Framework and plugin error codes mapped onto the API's stable codes. */
 const FRAMEWORK_CODES: Record<string, [ErrorCode, string]> = {

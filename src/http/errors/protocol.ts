@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { CairnError, toEnvelope, unavailable } from '../core/errors.js';
+import { CairnError, toEnvelope, unavailable } from '../../core/errors.js';
 
 /**
  * The two answers Fastify would otherwise write in its own shape: requests Node cannot parse

@@ -1,4 +1,4 @@
-import { CairnError } from '../core/errors.js';
+import { CairnError } from '../../core/errors.js';
 
 /**
  * Errors from a dependency that is away, restarting, overloaded or full (PostgreSQL, the S3
