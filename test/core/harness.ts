@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import type { PlanName } from '../../src/core/plans.js';
 import { LIMITS } from '../../src/core/plans.js';
 import type { Caller } from '../../src/core/tenants.js';
 import type { UploadRequest, UploadResult } from '../../src/core/upload.js';
+import type { AbuseReport } from '../../src/ports/abuse-sink.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import { type Adapters, createRuntime } from '../../src/runtime.js';
 import type { ArtifactRecord } from '../../src/wire/index.js';
@@ -38,12 +39,31 @@ export const START = Date.UTC(2026, 10, 1);
 
 const silent = { info() {}, warn() {}, error() {} };
 
+/** RFC 3339 with milliseconds, as records carry timestamps. */
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The code of the error `p` rejects with, or `'ok'`: for tables of refusals. */
+export const codeOf = (p: Promise<unknown>): Promise<string> =>
+  p.then(
+    () => 'ok',
+    (err: { code?: string }) => err.code ?? String(err),
+  );
+
+/** An artifact id a caller cannot read, and the code every read of it answers. */
+export interface Unreadable {
+  why: 'unknown' | 'another tenant’s' | 'soft-deleted' | 'expired';
+  id: string;
+  code: 'artifact_not_found' | 'artifact_already_deleted' | 'artifact_expired';
+}
+
 export interface CoreHarness {
   core: Core;
   adapters: Adapters;
   clock: ManualClock;
   /** The blob folder (`<dir>/blobs`). */
   dir: string;
+  /** The abuse reports forwarded to the operators so far (the operator log, parsed), oldest first. */
+  reports: AbuseReport[];
   /** A new tenant and its first key, as a request's caller. */
   tenant(name: string, plan?: PlanName): Promise<Caller & { apiKey: string }>;
   /**
@@ -51,6 +71,11 @@ export interface CoreHarness {
    * what fills a tenant's storage up to a limit without writing gigabytes.
    */
   fill(caller: Caller, sizeBytes: number, name?: string): Promise<void>;
+  /**
+   * One artifact id for each way `caller` cannot read one: unknown, another tenant's (both
+   * `artifact_not_found`), soft-deleted and past its TTL (410s). Moves the clock on an hour.
+   */
+  unreadable(caller: Caller): Promise<Unreadable[]>;
   /** The caller of `tenant` as the store has it now (its usage counters are fresh). */
   refresh(caller: Caller): Promise<Caller>;
   /**
@@ -76,13 +101,24 @@ export async function coreHarness(opts: { start?: number; env?: Record<string, s
   const clock = new ManualClock(opts.start ?? START);
   const config = loadConfig({ dataDir: dir, logLevel: 'silent', sweepIntervalSeconds: 0 }, opts.env ?? {});
   const store = new SqliteMetadataStore({ path: ':memory:' });
+  const reports: AbuseReport[] = [];
+  // The operator log the LogAbuseSink writes: one JSON line per report.
+  const operatorLog = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+        const { kind: _kind, ...report } = JSON.parse(line) as AbuseReport & { kind: string };
+        reports.push(report);
+      }
+      done();
+    },
+  });
   const adapters: Adapters = {
     store,
     accounts: store.accounts,
     resumables: store.resumables,
     blobs: new FsBlobStore({ root: path.join(dir, 'blobs') }),
     limiter: new MemoryRateLimiter(),
-    abuse: new LogAbuseSink(new Writable({ write: (_chunk, _enc, done) => done() })),
+    abuse: new LogAbuseSink(operatorLog),
   };
   const runtime = await createRuntime(config, { adapters, clock, log: silent });
   const { core } = runtime;
@@ -106,17 +142,22 @@ export async function coreHarness(opts: { start?: number; env?: Record<string, s
     return { ...result, record: JSON.parse(result.body) as ArtifactRecord };
   };
 
+  const tenant: CoreHarness['tenant'] = async (name, plan = 'pro') => {
+    const { apiKey } = await core.tenants.create(name, plan);
+    return { ...(await core.tenants.authenticate(apiKey)), apiKey };
+  };
+  const upload: CoreHarness['upload'] = async (caller, content, req = {}) =>
+    (await uploadResult(caller, content, req)).record;
+
   return {
     core,
     adapters,
     clock,
     dir,
-    async tenant(name, plan = 'pro') {
-      const { apiKey } = await core.tenants.create(name, plan);
-      return { ...(await core.tenants.authenticate(apiKey)), apiKey };
-    },
+    reports,
+    tenant,
     refresh,
-    upload: async (caller, content, req = {}) => (await uploadResult(caller, content, req)).record,
+    upload,
     async fill(caller, sizeBytes, name = 'filler') {
       const hash = createHash('sha256').update(`${caller.tenant.id} ${name}`).digest('hex');
       const now = clock.now();
@@ -142,6 +183,19 @@ export async function coreHarness(opts: { start?: number; env?: Record<string, s
       });
     },
     uploadResult,
+    async unreadable(caller) {
+      const theirs = await upload(await tenant(`other-${randomUUID().slice(0, 8)}`), 'theirs');
+      const deleted = await upload(caller, 'deleted');
+      const expired = await upload(caller, 'expired', { ttl: '1h' });
+      await core.artifacts.softDelete(caller, deleted.artifact_id);
+      clock.advance(HOUR_MS);
+      return [
+        { why: 'unknown', id: 'art_0000000000000000', code: 'artifact_not_found' },
+        { why: 'another tenant’s', id: theirs.artifact_id, code: 'artifact_not_found' },
+        { why: 'soft-deleted', id: deleted.artifact_id, code: 'artifact_already_deleted' },
+        { why: 'expired', id: expired.artifact_id, code: 'artifact_expired' },
+      ];
+    },
     async close() {
       await runtime.close();
       await rm(dir, { recursive: true, force: true });

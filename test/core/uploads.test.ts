@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PLANS } from '../../src/core/plans.js';
-import { type CoreHarness, coreHarness, DAY_MS, START } from './harness.js';
+import { type CoreHarness, coreHarness, DAY_MS, iso, START } from './harness.js';
 
 /**
  * The upload rules of the spec and API.md, in the core: dedup, the storage quota, sealed
@@ -15,8 +15,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await h.close();
 });
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('a stored upload', () => {
   it('is a new artifact each time, even for the same bytes, with the record the API answers', async () => {
