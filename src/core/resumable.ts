@@ -277,7 +277,13 @@ export class ResumableUploadService {
       if (await this.goneWhileHeld(caller.tenant.id, id)) throw none();
       throw offsetConflict('A PATCH of this upload is in progress; retry when it is over.');
     }
-    if (!leased || !(await resumables.deleteResumable(caller.tenant.id, id))) throw none();
+    if (!leased) throw none();
+    if (leased.row.expiresAt <= this.deps.clock.now()) {
+      // Expired is gone for every request (HEAD, PATCH, DELETE alike); the sweeper removes it.
+      await resumables.releaseResumable(leased.row.id, leased.owner);
+      throw none();
+    }
+    if (!(await resumables.deleteResumable(caller.tenant.id, id))) throw none();
     await this.dropPieces(leased.row.segments);
   }
 

@@ -30,7 +30,10 @@ export class SessionService {
   }
 
   async get(caller: Caller, sessionId: string): Promise<SessionRecord> {
-    const row = await this.deps.artifactStore.getSession(caller.tenant.id, this.checkId(sessionId));
+    const id = this.checkId(sessionId);
+    // As the list: artifacts past their TTL no longer count.
+    await settleExpiry(this.deps, caller.tenant.id);
+    const row = await this.deps.artifactStore.getSession(caller.tenant.id, id);
     if (!row) throw notFound(sessionId);
     return sessionRecord(row);
   }

@@ -50,7 +50,16 @@ describe('the session record', () => {
     h.clock.advance(3_600_000);
     // No sweeper has run: the list settles the tenant's expiry itself (docs/api.md, whoami).
     expect((await h.core.sessions.list(t, {})).sessions[0]?.artifact_count).toBe(1);
+    expect((await h.core.sessions.get(t, 'run-1')).artifact_count).toBe(1);
     expect((await h.core.sessions.seal(t, 'run-1')).artifact_count).toBe(1);
+  });
+
+  it('one session read alone settles expiry as the list does', async () => {
+    const t = await h.tenant('acme');
+    await h.upload(t, 'a', { sessionId: 'run-1', ttl: '1h' });
+    await h.upload(t, 'b', { sessionId: 'run-1' });
+    h.clock.advance(3_600_000);
+    expect((await h.core.sessions.get(t, 'run-1')).artifact_count).toBe(1);
   });
 
   it('is per tenant: another tenant’s run-1 is its own session', async () => {
