@@ -4,7 +4,7 @@ import { OutputBudget, PREVIEW_MAX_BYTES } from './budget.js';
 import { renderCode } from './code.js';
 import { parseDelimited, renderTableWithin, tableNote } from './csv.js';
 import { previewDocument } from './document.js';
-import { FOLD_MAX_BYTES, parseJson, renderJsonWithin } from './json.js';
+import { FOLD_MAX_BYTES, parseJson, renderJsonWithin, stringifyBounded } from './json.js';
 import { renderText } from './text.js';
 import { renderTranscript } from './transcript.js';
 
@@ -38,15 +38,6 @@ export function decodePrefix(bytes: Buffer, truncated: boolean): string {
   return bytes.subarray(0, end).toString('utf8');
 }
 
-/** Indented JSON, or undefined for a value nested too deeply to print (JSON.stringify recurses). */
-function prettyJson(value: unknown): string | undefined {
-  try {
-    return JSON.stringify(value, null, 2);
-  } catch {
-    return undefined;
-  }
-}
-
 function formatSize(n: number): string {
   return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(n / 1024)} KB`;
 }
@@ -71,7 +62,7 @@ export function previewPage(input: PreviewInput): SafeHtml {
       const folded =
         parsed && input.bytes.length <= FOLD_MAX_BYTES ? renderJsonWithin(parsed.value, budget.bytesLeft) : null;
       const fits = folded !== null && budget.takeWhole(folded.value);
-      const pretty = parsed && !fits ? prettyJson(parsed.value) : undefined;
+      const pretty = parsed && !fits ? stringifyBounded(parsed.value, 2) : undefined;
       if (folded && fits) body = folded;
       else if (pretty !== undefined) {
         // Indenting can make the text several times longer: it is held to the preview size too.

@@ -21,13 +21,36 @@ function scalar(value: unknown): string {
   return '<span class="z">null</span>';
 }
 
-/** JSON text of a value, or a placeholder for one nested too deeply to print (JSON.stringify recurses). */
-export function stringifyOrNote(value: unknown, indent?: number): string {
-  try {
-    return JSON.stringify(value, null, indent) ?? String(value);
-  } catch {
-    return '[nested too deeply to show; see the download]';
+/**
+ * Deeper than this, a value is not handed to JSON.stringify, which recurses: a hostile document
+ * nested a million levels deep made it recurse until the stack overflowed, a second of CPU per
+ * call (and far more where stack traces are rewritten, as under a test runner), only to fail.
+ */
+const STRINGIFY_MAX_DEPTH = 1_000;
+
+/** Whether `value` nests objects or arrays more than `limit` levels deep; an iterative walk, stopped there. */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [v, depth] = next;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v as Record<string, unknown>)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
   }
+  return false;
+}
+
+/** JSON text of a value, or undefined for one nested too deeply to print. */
+export function stringifyBounded(value: unknown, indent?: number): string | undefined {
+  if (nestedDeeperThan(value, STRINGIFY_MAX_DEPTH)) return undefined;
+  return JSON.stringify(value, null, indent) ?? String(value);
+}
+
+/** JSON text of a value, or a placeholder for one nested too deeply to print. */
+export function stringifyOrNote(value: unknown, indent?: number): string {
+  return stringifyBounded(value, indent) ?? '[nested too deeply to show; see the download]';
 }
 
 function compact(value: unknown): string {
