@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Core } from '../../src/core/index.js';
@@ -69,11 +69,7 @@ if (reason && process.env.CI) {
       admin = await createRuntime(loadConfig({ dataDir: adminDir, logLevel: 'silent' }, backend.env), {
         log: silentLog,
       });
-      db = new pg.Pool({
-        connectionString: backend.env.CAIRN_DATABASE_URL,
-        options: `-c search_path=${backend.schema}`,
-        max: 2,
-      });
+      db = backend.pool();
     }, 120_000);
     afterAll(async () => {
       await Promise.allSettled(procs.map((p) => p.stop()));
