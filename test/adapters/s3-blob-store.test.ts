@@ -255,6 +255,20 @@ describe('S3BlobStore specifics', () => {
     expect((await buffer(await store.read(keyOf(body)))).equals(body)).toBe(true);
   });
 
+  it('does not copy a landed object PUT again after it was hashed: the copy is conditional', async (ctx) => {
+    // s3rver copies whatever is there; S3 and RGW honour x-amz-copy-source-if-match.
+    if (!s3.honoursCopyConditions) ctx.skip();
+    const body = randomBytes(1000);
+    const landing = 'uploads/ten_test/art_changed000000000';
+    const { url, headers } = await store.presignUpload(landing, body.length, 60);
+    expect((await fetch(url, { method: 'PUT', headers, body })).status).toBe(200);
+    const staged = await store.stageLanded(landing, body.length);
+    // The URL is still valid: other bytes of the same length replace what was hashed.
+    expect((await fetch(url, { method: 'PUT', headers, body: randomBytes(1000) })).status).toBe(200);
+    await expect(store.commit(staged!, keyOf(body))).rejects.toThrow(/changed while it was being completed/);
+    expect(await store.stat(keyOf(body))).toBeNull();
+  });
+
   it('sweeps landed objects older than the cut-off only', async () => {
     const old = 'uploads/ten_test/art_old0000000000000';
     const fresh = 'uploads/ten_test/art_new0000000000000';

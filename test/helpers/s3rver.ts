@@ -48,6 +48,7 @@ export async function startS3rver(opts: { buckets?: string[] } = {}): Promise<Te
     region: 'us-east-1',
     engine: 's3rver',
     checksPresignedUrls: false,
+    honoursCopyConditions: false,
     onObjectEvent(listener) {
       const each = (e: S3rverEvent) => {
         for (const r of e.Records) listener(r.eventName, r.s3.object.key);

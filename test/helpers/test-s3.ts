@@ -34,6 +34,8 @@ export interface TestS3 {
    * s3rver checks no presigned signature at all.
    */
   checksPresignedUrls: boolean;
+  /** Whether a CopyObject's `x-amz-copy-source-if-match` is honoured (s3rver copies regardless). */
+  honoursCopyConditions: boolean;
   /**
    * Calls `listener` with every object created (`ObjectCreated:Put`, `ObjectCreated:Copy`, a
    * completed multipart upload) or deleted (`ObjectRemoved:Delete`), by full key, after the fact;
@@ -95,6 +97,7 @@ async function connectExternal(
     region: settings.region,
     engine: 'external',
     checksPresignedUrls: true,
+    honoursCopyConditions: true,
     onObjectEvent(listener) {
       return proxy.onAnswered((r) => {
         const event = objectEventOf(r);
