@@ -256,7 +256,8 @@ describe('S3BlobStore specifics', () => {
   });
 
   it('does not copy a landed object PUT again after it was hashed: the copy is conditional', async (ctx) => {
-    // s3rver copies whatever is there; S3 and RGW honour x-amz-copy-source-if-match.
+    // s3rver copies whatever is there; RGW honours the condition only under its own header name,
+    // which Cairn sends beside S3's (LandingArea.copyTo).
     if (!s3.honoursCopyConditions) ctx.skip();
     const body = randomBytes(1000);
     const landing = 'uploads/ten_test/art_changed000000000';

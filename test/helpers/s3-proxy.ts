@@ -22,8 +22,8 @@ export interface S3Proxy {
 
 /**
  * A pass-through HTTP proxy in front of an S3 endpoint that records what it forwards. Headers go
- * untouched but for hop-by-hop ones (Host included: SigV4 signatures and presigned URLs cover it,
- * so they stay valid through the proxy).
+ * on as they came but for hop-by-hop ones, Host too: SigV4 signatures and presigned URLs cover
+ * it, so they stay valid through the proxy.
  */
 export async function startS3Proxy(target: string): Promise<S3Proxy> {
   const seen: ProxiedS3Request[] = [];

@@ -34,7 +34,10 @@ export interface TestS3 {
    * s3rver checks no presigned signature at all.
    */
   checksPresignedUrls: boolean;
-  /** Whether a CopyObject's `x-amz-copy-source-if-match` is honoured (s3rver copies regardless). */
+  /**
+   * Whether a CopyObject conditional on the source's ETag, as Cairn sends it (under S3's name and
+   * RGW's), is refused when the ETag changed; s3rver copies regardless.
+   */
   honoursCopyConditions: boolean;
   /**
    * Calls `listener` with every object created (`ObjectCreated:Put`, `ObjectCreated:Copy`, a
@@ -47,7 +50,7 @@ export interface TestS3 {
 }
 
 /** The external engine's settings, or null for s3rver; a half-set group is a mistake, refused. */
-export function externalS3(env: NodeJS.ProcessEnv = process.env) {
+function externalS3(env: NodeJS.ProcessEnv = process.env) {
   const endpoint = env.CAIRN_TEST_S3_ENDPOINT;
   if (!endpoint) return null;
   const accessKeyId = env.CAIRN_TEST_S3_ACCESS_KEY_ID;
