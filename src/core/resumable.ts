@@ -21,9 +21,12 @@ export const RESUMABLE_RETENTION_MS = PENDING_RETENTION_MS;
 export const MAX_OPEN_UPLOADS = 20;
 /** PATCHes one upload may take: each is a piece the last one reads, and a row entry. */
 export const MAX_PIECES = 1000;
-/** How long a HEAD waits for another request to finish an upload whose bytes are all in. */
-const FINISH_WAIT_MS = 20_000;
-const FINISH_POLL_MS = 250;
+/**
+ * How long a HEAD waits for the request holding an upload (a PATCH still recording its piece, or
+ * finishing an upload whose bytes are all in) before it answers 503 with Retry-After.
+ */
+const HELD_WAIT_MS = 20_000;
+const HELD_POLL_MS = 250;
 
 export interface ResumableCreateRequest extends UploadRequest {
   lengthBytes: unknown;
@@ -162,23 +165,39 @@ export class ResumableUploadService {
     return state;
   }
 
-  /** HEAD: how far the upload has come. A finished one answers with its offset at its length. */
+  /**
+   * HEAD: how far the upload has come, as the offset a PATCH sent now will be accepted at. A
+   * finished one answers with its offset at its length.
+   *
+   * While a request holds the upload (on any instance) its offset is about to move: a PATCH whose
+   * connection was cut is still recording the piece that arrived, and the offset in the row is
+   * stale until it has. So the HEAD waits until nobody holds the upload (the holder gives it back,
+   * or a dead instance's hold lapses within LEASE_MS) and answers the offset then; a client that
+   * trusts it never gets a 409 for it.
+   */
   async state(caller: Caller, id: string): Promise<ResumableState | null> {
     if (!ARTIFACT_ID.test(id)) return null;
     const { resumables, artifactStore, clock } = this.deps;
-    const row = await resumables.getResumable(caller.tenant.id, id);
-    if (!row) {
-      const artifact = await artifactStore.getArtifact(caller.tenant.id, id);
-      return artifact?.status === 'active'
-        ? { id, offsetBytes: artifact.sizeBytes, lengthBytes: artifact.sizeBytes, expiresAt: null }
-        : null;
+    for (let waited = 0; ; waited += HELD_POLL_MS) {
+      const row = await resumables.getResumable(caller.tenant.id, id);
+      if (!row) {
+        const artifact = await artifactStore.getArtifact(caller.tenant.id, id);
+        return artifact?.status === 'active'
+          ? { id, offsetBytes: artifact.sizeBytes, lengthBytes: artifact.sizeBytes, expiresAt: null }
+          : null;
+      }
+      const now = clock.now();
+      if (row.expiresAt <= now) return null;
+      // Every byte arrived but the artifact was not made (its PATCH failed at the end): make it now,
+      // so a client that sees the full offset and stops is right to. A PATCH holding the upload is
+      // finishing it already.
+      if (row.offsetBytes === row.lengthBytes) return this.finished(caller, row);
+      if (!isHeld(row, now)) return toState(row);
+      if (waited >= HELD_WAIT_MS) {
+        throw unavailable('A PATCH of this upload is still in progress; ask again shortly.', 5);
+      }
+      await sleep(HELD_POLL_MS);
     }
-    if (row.expiresAt <= clock.now()) return null;
-    // Every byte arrived but the artifact was not made (its PATCH failed at the end): make it now,
-    // so a client that sees the full offset and stops is right to. A PATCH holding the upload is
-    // finishing it already.
-    if (row.offsetBytes === row.lengthBytes) return this.finished(caller, row);
-    return toState(row);
   }
 
   /**
@@ -187,14 +206,14 @@ export class ResumableUploadService {
    * answer the client may have lost), so that a full offset always means the artifact exists.
    */
   private async finished(caller: Caller, row: ResumableRow): Promise<ResumableState | null> {
-    for (let waited = 0; ; waited += FINISH_POLL_MS) {
+    for (let waited = 0; ; waited += HELD_POLL_MS) {
       const leased = await this.leases.take(caller.tenant.id, row.id);
       if (leased === null) return this.state(caller, row.id);
       if (leased !== 'held') return this.leases.holding(leased, () => this.finish(leased.row));
-      if (waited >= FINISH_WAIT_MS) {
+      if (waited >= HELD_WAIT_MS) {
         throw unavailable('The upload is still being turned into its artifact; ask again shortly.', 5);
       }
-      await sleep(FINISH_POLL_MS);
+      await sleep(HELD_POLL_MS);
     }
   }
 
@@ -376,6 +395,10 @@ export class ResumableUploadService {
     }
   }
 }
+
+/** Whether a request holds the upload at `now` (a lapsed hold is nobody's: its holder died). */
+const isHeld = (row: ResumableRow, now: number) =>
+  row.leaseOwner !== null && row.leaseUntil !== null && row.leaseUntil > now;
 
 const toState = (row: ResumableRow): ResumableState => ({
   id: row.id,

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { TestS3 } from './test-s3.js';
 
 /** The part of s3rver 3.7 we use (it ships no type declarations). */
 interface S3rverInstance {
@@ -25,24 +26,10 @@ type S3rverConstructor = new (options: {
 
 const S3rver = createRequire(import.meta.url)('s3rver') as S3rverConstructor;
 
-export interface TestS3 {
-  /** `http://127.0.0.1:<port>`: use with `forcePathStyle: true`. */
-  endpoint: string;
-  /** s3rver accepts any signature made with these. */
-  credentials: { accessKeyId: string; secretAccessKey: string };
-  region: string;
-  /**
-   * Calls `listener` with every object the server creates (`ObjectCreated:Put`, `:Post` for a
-   * completed multipart upload, `:Copy`) or deletes (`ObjectRemoved:Delete`), by full key, after
-   * the fact; returns the function that stops it.
-   */
-  onObjectEvent(listener: (eventName: string, key: string) => void): () => void;
-  close(): Promise<void>;
-}
-
 /**
  * An S3-compatible server on loopback (a port chosen by the OS) over a fresh temp folder.
- * Buckets must be created by the client (S3BlobStore.init does) or listed in `buckets`.
+ * Buckets must be created by the client (S3BlobStore.init does) or listed in `buckets`. Tests
+ * start it through startTestS3 (test-s3.ts), which can use a real engine instead.
  */
 export async function startS3rver(opts: { buckets?: string[] } = {}): Promise<TestS3> {
   const directory = await mkdtemp(path.join(tmpdir(), 'cairn-s3rver-'));
@@ -56,8 +43,12 @@ export async function startS3rver(opts: { buckets?: string[] } = {}): Promise<Te
   const { port } = await server.run();
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    // s3rver accepts any signature made with these.
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
     region: 'us-east-1',
+    engine: 's3rver',
+    checksPresignedUrls: false,
+    honoursCopyConditions: false,
     onObjectEvent(listener) {
       const each = (e: S3rverEvent) => {
         for (const r of e.Records) listener(r.eventName, r.s3.object.key);

@@ -3,11 +3,12 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { postgresUnavailable } from './postgres.js';
-import { startS3rver, type TestS3 } from './s3rver.js';
+import { emptyPrefix, startTestS3, type TestS3 } from './test-s3.js';
 
 /**
  * The scale-out backend for tests: PostgreSQL + Redis from CAIRN_TEST_DATABASE_URL /
- * CAIRN_TEST_REDIS_URL, and an s3rver on loopback. Each {@link ScaleoutBackend} has a schema, a
+ * CAIRN_TEST_REDIS_URL, and an s3rver on loopback or the S3 engine CAIRN_TEST_S3_ENDPOINT names
+ * (test-s3.ts). Each {@link ScaleoutBackend} has a schema, a
  * Redis key prefix and an S3 key prefix of its own, so many servers (and files) share the three
  * services without seeing each other.
  */
@@ -37,16 +38,17 @@ export async function scaleoutUnavailable(): Promise<string | null> {
 
 const BUCKET = 'cairn-e2e';
 
-/** One s3rver per worker process, started with the first backend and closed with the last. */
+/** One S3 per worker process, started with the first backend and closed with the last. */
 let shared: { s3: Promise<TestS3>; users: number } | null = null;
 
 async function acquireS3(): Promise<TestS3> {
-  shared ??= { s3: startS3rver({ buckets: [BUCKET] }), users: 0 };
+  shared ??= { s3: startTestS3({ buckets: [BUCKET] }), users: 0 };
   shared.users++;
   const s3 = await shared.s3;
-  // The S3 adapter takes credentials from the SDK's default chain, as in production.
-  process.env.AWS_ACCESS_KEY_ID ??= s3.credentials.accessKeyId;
-  process.env.AWS_SECRET_ACCESS_KEY ??= s3.credentials.secretAccessKey;
+  // The S3 adapter takes credentials from the SDK's default chain, as in production (the
+  // `cairn serve` children inherit them).
+  process.env.AWS_ACCESS_KEY_ID = s3.credentials.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = s3.credentials.secretAccessKey;
   return s3;
 }
 
@@ -66,9 +68,11 @@ export interface ScaleoutBackend {
   s3: TestS3;
   /** Object keys under this backend's S3 prefix (prefix removed), sorted. */
   objectKeys(): Promise<string[]>;
+  /** A pool of `max` connections on the backend's schema (its search_path), for a test's own queries; end it. */
+  pool(max?: number): pg.Pool;
   /** Whether any row of any table in the schema, as text, contains `text`. */
   databaseContains(text: string): Promise<boolean>;
-  /** Drops the schema, deletes the Redis keys, releases the S3 server. */
+  /** Drops the schema, deletes the Redis keys and the objects under the S3 prefix, releases the S3. */
   close(): Promise<void>;
 }
 
@@ -123,6 +127,9 @@ export async function createScaleoutBackend(): Promise<ScaleoutBackend> {
       } while (ContinuationToken);
       return keys.sort();
     },
+    pool(max = 2) {
+      return new pg.Pool({ connectionString: dbUrl, options: `-c search_path=${schema}`, max });
+    },
     async databaseContains(text) {
       const db = new pg.Client({ connectionString: dbUrl });
       await db.connect();
@@ -144,26 +151,35 @@ export async function createScaleoutBackend(): Promise<ScaleoutBackend> {
       }
     },
     async close() {
-      client.destroy();
-      const admin = new pg.Client({ connectionString: dbUrl });
-      await admin.connect();
       try {
-        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await emptyPrefix(client, BUCKET, s3Prefix);
       } finally {
-        await admin.end();
+        client.destroy();
+        await dropSchemaAndKeys(dbUrl, schema, redisUrl, redisPrefix);
+        await releaseS3();
       }
-      const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
-      try {
-        let cursor = '0';
-        do {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 500);
-          if (keys.length > 0) await redis.del(...keys);
-          cursor = next;
-        } while (cursor !== '0');
-      } finally {
-        redis.disconnect();
-      }
-      await releaseS3();
     },
   };
+}
+
+/** What a backend leaves in PostgreSQL and Redis goes: its schema, its keys. */
+async function dropSchemaAndKeys(dbUrl: string, schema: string, redisUrl: string, redisPrefix: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: dbUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await admin.end();
+  }
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 500);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -1,4 +1,6 @@
+import type pg from 'pg';
 import * as tus from 'tus-js-client';
+import { eventually } from './e2e.js';
 
 /** Upload-Metadata as tus clients send it: `key base64(value)` pairs. */
 export function tusMetadata(fields: Record<string, string>): string {
@@ -81,4 +83,14 @@ export async function tusFetch(
     json = JSON.parse(text);
   } catch {}
   return { status: res.status, headers: res.headers, text, json };
+}
+
+/** Waits until a request (on any instance) holds the resumable upload `id`: its lease in the shared database. */
+export async function untilUploadHeld(db: pg.Pool, id: string, what = 'an instance holding the upload'): Promise<void> {
+  await eventually(
+    async () =>
+      (await db.query('SELECT lease_owner FROM resumable_uploads WHERE id = $1', [id])).rows[0]?.lease_owner != null,
+    20_000,
+    what,
+  );
 }

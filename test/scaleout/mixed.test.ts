@@ -1,20 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchBytes, type Rec, sha256, uploadMultipart } from '../helpers/e2e.js';
-import { endToEndHeaders } from '../helpers/proxy-headers.js';
-import { startS3rver, type TestS3 } from '../helpers/s3rver.js';
+import { type S3Proxy, startS3Proxy } from '../helpers/s3-proxy.js';
 import { scaleoutUnavailable } from '../helpers/scaleout.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
+import { emptyPrefix, startTestS3, type TestS3 } from '../helpers/test-s3.js';
 
 /**
  * Any mix of the adapters works: SQLite + S3 and PostgreSQL + the local folder, each through a
- * short upload → list → download → delete. The S3 side also checks, on the requests s3rver really
- * received, that no checksum headers are sent (servers like R2 and MinIO reject or mishandle the
- * SDK's newer defaults), and that CAIRN_S3_DIRECT_DOWNLOADS hands out working S3 presigned GETs.
+ * short upload → list → download → delete. The S3 side (s3rver, or the engine
+ * CAIRN_TEST_S3_ENDPOINT names) also checks, on the requests the S3 server really received, that
+ * no checksum headers are sent (servers like R2 and MinIO reject or mishandle the SDK's newer
+ * defaults), and that CAIRN_S3_DIRECT_DOWNLOADS hands out working S3 presigned GETs.
  */
 
 /** Upload (multipart), list, download, delete, and gone afterwards; returns the record. */
@@ -36,77 +35,53 @@ async function smoke(s: TestServer, bytes: Buffer, filename: string): Promise<Re
   return up.json;
 }
 
-/** A pass-through proxy in front of s3rver that records every request it forwards, headers as sent. */
-async function recordingProxy(target: string) {
-  const seen: { method: string; url: string; headers: http.IncomingHttpHeaders }[] = [];
-  const server = http.createServer((req, res) => {
-    seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-    const to = new URL(req.url ?? '/', target);
-    // Headers untouched (Host included): the SigV4 signature covers them.
-    const upstream = http.request(to, { method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, endToEndHeaders(up.headers));
-      up.pipe(res);
-    });
-    upstream.on('error', () => {
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
-    });
-    req.pipe(upstream);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('SQLite + S3', () => {
   const BUCKET = 'cairn-mixed';
+  // Prefixes of this run's own: an external engine's bucket is shared and outlives the run.
+  const run = randomBytes(4).toString('hex');
+  const VIA = `via-cairn-${run}/`;
+  const DIRECT = `direct-${run}/`;
   let s3: TestS3;
-  let proxy: Awaited<ReturnType<typeof recordingProxy>>;
+  let proxy: S3Proxy;
+  let client: S3Client;
   let s: TestServer;
   let direct: TestServer;
 
   beforeAll(async () => {
-    s3 = await startS3rver({ buckets: [BUCKET] });
+    s3 = await startTestS3({ buckets: [BUCKET] });
     // The S3 adapter takes credentials from the SDK's default chain, as in production.
-    process.env.AWS_ACCESS_KEY_ID ??= s3.credentials.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY ??= s3.credentials.secretAccessKey;
-    proxy = await recordingProxy(s3.endpoint);
+    process.env.AWS_ACCESS_KEY_ID = s3.credentials.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = s3.credentials.secretAccessKey;
+    proxy = await startS3Proxy(s3.endpoint);
+    client = new S3Client({
+      endpoint: s3.endpoint,
+      region: s3.region,
+      forcePathStyle: true,
+      credentials: s3.credentials,
+    });
     const env = {
       CAIRN_S3_BUCKET: BUCKET,
       CAIRN_S3_ENDPOINT: proxy.url,
       CAIRN_S3_REGION: s3.region,
       CAIRN_S3_FORCE_PATH_STYLE: 'true',
     };
-    s = await startTestServer({ env: { ...env, CAIRN_S3_PREFIX: 'via-cairn/' } });
-    direct = await startTestServer({ env: { ...env, CAIRN_S3_PREFIX: 'direct/', CAIRN_S3_DIRECT_DOWNLOADS: '1' } });
+    s = await startTestServer({ env: { ...env, CAIRN_S3_PREFIX: VIA } });
+    direct = await startTestServer({ env: { ...env, CAIRN_S3_PREFIX: DIRECT, CAIRN_S3_DIRECT_DOWNLOADS: '1' } });
   });
   afterAll(async () => {
     await s?.close();
     await direct?.close();
     await proxy?.close();
+    if (client) {
+      for (const prefix of [VIA, DIRECT]) await emptyPrefix(client, BUCKET, prefix);
+      client.destroy();
+    }
     await s3?.close();
   });
 
   async function objectKeys(prefix: string): Promise<string[]> {
-    const client = new S3Client({
-      endpoint: s3.endpoint,
-      region: s3.region,
-      forcePathStyle: true,
-      credentials: s3.credentials,
-    });
-    try {
-      const out = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
-      return (out.Contents ?? []).map((o) => o.Key ?? '').sort();
-    } finally {
-      client.destroy();
-    }
+    const out = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+    return (out.Contents ?? []).map((o) => o.Key ?? '').sort();
   }
 
   it('stores the bytes in the bucket and the records in SQLite: upload, list, download, delete', async () => {
@@ -114,8 +89,8 @@ describe('SQLite + S3', () => {
     // Over the 8 MiB part size: a multipart upload.
     const big = await smoke(s, randomBytes(9 * 1024 * 1024), 'big.bin');
     const tenant = (await s.core.tenants.byName('main')).id;
-    expect(await objectKeys('via-cairn/')).toEqual(
-      [`via-cairn/${tenant}/${small.content_hash}`, `via-cairn/${tenant}/${big.content_hash}`].sort(),
+    expect(await objectKeys(VIA)).toEqual(
+      [`${VIA}${tenant}/${small.content_hash}`, `${VIA}${tenant}/${big.content_hash}`].sort(),
     );
     expect(await s.databaseContains(big.artifact_id)).toBe(true);
   });
@@ -152,7 +127,7 @@ describe('SQLite + S3', () => {
     expect(r.status, r.text).toBe(200);
     const url = new URL(r.json.download_url);
     expect(url.origin).toBe(proxy.url);
-    expect(url.pathname).toBe(`/${BUCKET}/direct/${(await direct.core.tenants.byName('main')).id}/${sha256(bytes)}`);
+    expect(url.pathname).toBe(`/${BUCKET}/${DIRECT}${(await direct.core.tenants.byName('main')).id}/${sha256(bytes)}`);
     expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
     expect(Number(url.searchParams.get('X-Amz-Expires'))).toBe(r.json.expires_in);
     const got = await fetchBytes(url.href);
@@ -160,7 +135,11 @@ describe('SQLite + S3', () => {
     expect(got.body.equals(bytes)).toBe(true);
     expect(got.headers.get('content-disposition')).toMatch(/^attachment; filename="notes\.md"/);
     expect(got.headers.get('content-type')).toMatch(/^text\/markdown/);
-    // (Real S3 refuses a tampered signature; s3rver does not check presigned signatures.)
+    if (s3.checksPresignedUrls) {
+      const tampered = new URL(url);
+      tampered.searchParams.set('X-Amz-Signature', '0'.repeat(64));
+      expect((await fetchBytes(tampered.href)).status).toBe(403);
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { PLANS } from '../../src/core/plans.js';
@@ -66,11 +66,7 @@ if (reason && process.env.CI) {
         createRuntime(loadConfig({ dataDir: await tempDir(), logLevel: 'silent' }, backend.env), { log: silentLog });
       admin = await runtime();
       admin2 = await runtime();
-      db = new pg.Pool({
-        connectionString: backend.env.CAIRN_DATABASE_URL,
-        options: `-c search_path=${backend.schema}`,
-        max: 4,
-      });
+      db = backend.pool(4);
     }, 120_000);
     afterAll(async () => {
       await Promise.allSettled([a?.stop(), b?.stop()]);

@@ -2,17 +2,17 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { Core } from '../../src/core/index.js';
 import { createRuntime } from '../../src/runtime.js';
 import { Balancer, freePort } from '../helpers/balancer.js';
-import { eventually, fetchBytes } from '../helpers/e2e.js';
+import { fetchBytes } from '../helpers/e2e.js';
 import { type ServeProcess, spawnServe } from '../helpers/process.js';
 import { createScaleoutBackend, type ScaleoutBackend, scaleoutUnavailable } from '../helpers/scaleout.js';
 import { api } from '../helpers/server.js';
-import { tusJsUpload } from '../helpers/tus.js';
+import { tusJsUpload, untilUploadHeld } from '../helpers/tus.js';
 
 /**
  * Two `cairn serve` processes on PostgreSQL + Redis + S3 behind one balancer (both announce its
@@ -69,11 +69,7 @@ if (reason && process.env.CI) {
       admin = await createRuntime(loadConfig({ dataDir: adminDir, logLevel: 'silent' }, backend.env), {
         log: silentLog,
       });
-      db = new pg.Pool({
-        connectionString: backend.env.CAIRN_DATABASE_URL,
-        options: `-c search_path=${backend.schema}`,
-        max: 2,
-      });
+      db = backend.pool();
     }, 120_000);
     afterAll(async () => {
       await Promise.allSettled(procs.map((p) => p.stop()));
@@ -92,14 +88,7 @@ if (reason && process.env.CI) {
       lb.routeTo(portA).cutAfter(4 * 1024 * 1024, async () => {
         // Cut once instance A is reading the PATCH (it holds the lease in the shared database);
         // everything after goes to B.
-        const id = url.split('/').pop();
-        await eventually(
-          async () =>
-            (await db.query('SELECT lease_owner FROM resumable_uploads WHERE id = $1', [id])).rows[0]?.lease_owner !=
-            null,
-          20_000,
-          'instance A holding the upload',
-        );
+        await untilUploadHeld(db, url.split('/').pop() ?? '', 'instance A holding the upload');
         lb.routeTo(portB);
       });
       const run = await tusJsUpload(data, {

@@ -26,6 +26,9 @@ export interface LandedBlob extends StagedBlob {
   readonly landed: { objectKey: string; etag: string | undefined };
 }
 
+/** The copy condition's name in Ceph RGW's S3 API (see LandingArea.copyTo). */
+const RGW_COPY_IF_MATCH = 'x-amz-copy-if-match';
+
 export const isLanded = (staged: StagedBlob): staged is LandedBlob => 'landed' in staged;
 
 /**
@@ -157,19 +160,33 @@ export class LandingArea {
   /**
    * Server-side copy of the landed bytes to `targetObjectKey`. The copy is conditional on the
    * ETag that was hashed: a client that PUTs other bytes in between (its URL is still valid)
-   * makes it fail rather than store bytes under the wrong content address. (Servers that ignore
-   * the condition, like s3rver, copy anyway.)
+   * makes it fail rather than store bytes under the wrong content address. The condition goes
+   * under both names services read it by: S3's `x-amz-copy-source-if-match`, and
+   * `x-amz-copy-if-match`, the only one Ceph RGW honours (tested on 16.2: it ignores S3's). No
+   * other service defines RGW's name, and S3 ignores `x-amz-` headers it does not know. (Servers
+   * that ignore both, like s3rver, copy anyway.)
    */
   async copyTo(landed: LandedBlob, targetObjectKey: string): Promise<void> {
-    try {
-      await this.client.send(
-        new CopyObjectCommand({
-          Bucket: this.bucket,
-          Key: targetObjectKey,
-          CopySource: copySource(this.bucket, landed.landed.objectKey),
-          ...(landed.landed.etag ? { CopySourceIfMatch: landed.landed.etag } : {}),
-        }),
+    const { etag } = landed.landed;
+    const command = new CopyObjectCommand({
+      Bucket: this.bucket,
+      Key: targetObjectKey,
+      CopySource: copySource(this.bucket, landed.landed.objectKey),
+      ...(etag ? { CopySourceIfMatch: etag } : {}),
+    });
+    if (etag) {
+      command.middlewareStack.add(
+        (next) => async (args) => {
+          // The HTTP request being built, before it is signed (so the header is signed too).
+          const request = args.request as { headers?: Record<string, string> };
+          if (request.headers) request.headers[RGW_COPY_IF_MATCH] = etag;
+          return next(args);
+        },
+        { step: 'build', name: 'rgwCopyIfMatch' },
       );
+    }
+    try {
+      await this.client.send(command);
     } catch (err) {
       if (errorName(err) === 'PreconditionFailed') {
         throw new Error('The uploaded object changed while it was being completed; complete it again.');
