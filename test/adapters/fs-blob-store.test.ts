@@ -26,8 +26,11 @@ blobStoreContract('local folder', async () => {
       await store.close();
       await cleanup();
     },
+    leaveStaleStaging: async () => {
+      await crashedStagingFolder(path.join(root, '.staging'));
+    },
   };
-});
+}, ['sweepStaging']);
 
 describe('FsBlobStore specifics', () => {
   it('init keeps what another running store is staging and removes what a stopped process left', async () => {

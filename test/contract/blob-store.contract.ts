@@ -5,10 +5,29 @@ import { pipeline } from 'node:stream/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BlobStore } from '../../src/ports/blob-store.js';
 
-/** The BlobStore contract, run by every adapter (local folder, S3-compatible storage). */
+/** The optional methods of a BlobStore: what an adapter declares it implements (tus's per-extension suites). */
+export type BlobCapability = 'presignGet' | 'presignUpload' | 'sweepStaging';
+const CAPABILITIES: readonly BlobCapability[] = ['presignGet', 'presignUpload', 'sweepStaging'];
+
+export interface BlobStoreFixture {
+  store: BlobStore;
+  cleanup: () => Promise<void>;
+  /**
+   * With `sweepStaging`: leaves in the store's staging what a process that stopped mid-upload
+   * would leave (after init), so that the sweep has one leftover to remove.
+   */
+  leaveStaleStaging?: () => Promise<void>;
+}
+
+/**
+ * The BlobStore contract, run by every adapter (local folder, S3-compatible storage): the methods
+ * every store has, then one section per optional method the adapter declares in `capabilities`.
+ * A store must implement exactly what it declares, so a capability cannot be added untested.
+ */
 export function blobStoreContract(
   name: string,
-  make: () => Promise<{ store: BlobStore; cleanup: () => Promise<void> }>,
+  make: () => Promise<BlobStoreFixture>,
+  capabilities: readonly BlobCapability[] = [],
 ): void {
   const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
   const tenant = () => `ten_${randomBytes(6).toString('hex')}`;
@@ -47,13 +66,20 @@ export function blobStoreContract(
 
   describe(`BlobStore contract: ${name}`, () => {
     let store: BlobStore;
-    let cleanup: () => Promise<void>;
+    let fixture: BlobStoreFixture;
 
     beforeEach(async () => {
-      ({ store, cleanup } = await make());
+      fixture = await make();
+      store = fixture.store;
       await store.init();
     });
-    afterEach(async () => cleanup());
+    afterEach(async () => fixture.cleanup());
+
+    it(`implements exactly the optional methods it declares (${capabilities.join(', ') || 'none'})`, () => {
+      for (const method of CAPABILITIES) {
+        expect(typeof store[method] === 'function', method).toBe(capabilities.includes(method));
+      }
+    });
 
     async function put(t: string, data: Buffer): Promise<string> {
       const staged = await store.stage(Readable.from([data]), data.length + 10);
@@ -260,6 +286,58 @@ export function blobStoreContract(
           await expect(store.land(bad, Readable.from([Buffer.from('x')]), 10)).rejects.toThrow(/invalid landing key/);
           await expect(store.readLanded(bad)).rejects.toThrow(/invalid landing key/);
         }
+      });
+    });
+
+    describe.runIf(capabilities.includes('presignGet'))('capability: presignGet', () => {
+      it('signs a GET of the object that answers its bytes as a named attachment of its type', async () => {
+        const t = tenant();
+        const data = Buffer.from('# report\n');
+        const key = await put(t, data);
+        const url = await store.presignGet!(key, 'résumé "final".md', 'text/markdown', 60);
+        const res = await fetch(url);
+        expect(res.status).toBe(200);
+        expect(Buffer.from(await res.arrayBuffer())).toEqual(data);
+        expect(res.headers.get('content-type')).toBe('text/markdown');
+        const disposition = res.headers.get('content-disposition') ?? '';
+        expect(disposition).toMatch(/^attachment; /);
+        expect(disposition).toContain(`filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.md`);
+      });
+    });
+
+    describe.runIf(capabilities.includes('presignUpload'))('capability: presignUpload', () => {
+      it('signs a PUT of the declared size to a landing object, staged like any landing', async () => {
+        const data = randomBytes(100_000);
+        const key = `uploads/${tenant()}/art_${randomBytes(8).toString('hex')}`;
+        expect(await store.stageLanded(key, data.length)).toBeNull();
+        const { url, headers } = await store.presignUpload!(key, data.length, 60);
+        const res = await fetch(url, { method: 'PUT', headers, body: data });
+        expect(res.status).toBe(200);
+        const staged = await store.stageLanded(key, data.length);
+        expect(staged).toMatchObject({ sizeBytes: data.length, sha256: sha(data) });
+        await store.discard(staged!);
+        await store.dropLanded(key);
+      });
+
+      it('refuses to sign for a key outside the landing area', async () => {
+        await expect(store.presignUpload!('../x', 1, 60)).rejects.toThrow(/invalid landing key/);
+        await expect(store.presignUpload!('staging/x', 1, 60)).rejects.toThrow(/invalid landing key/);
+      });
+    });
+
+    describe.runIf(capabilities.includes('sweepStaging'))('capability: sweepStaging', () => {
+      it('removes what a stopped process left in staging, and nothing of a running upload', async () => {
+        expect(fixture.leaveStaleStaging, 'the fixture leaves stale staging').toBeTypeOf('function');
+        const source = new Readable({ read() {} });
+        const running = store.stage(source, 10_000_000);
+        source.push(randomBytes(200_000));
+        await fixture.leaveStaleStaging?.();
+        expect(await store.sweepStaging!()).toBe(1);
+        expect(await store.sweepStaging!()).toBe(0);
+        source.push(null);
+        const staged = await running;
+        expect(staged.sizeBytes).toBe(200_000);
+        await store.discard(staged);
       });
     });
   });
