@@ -3,15 +3,14 @@ import type { ArtifactRow } from '../ports/metadata-store.js';
 import type { ArtifactRecord, UploadReceipt, UploadTicket } from '../wire/artifacts.js';
 import type { CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
-import { checkArtifactId, requireReadable, settleExpiry } from './lifecycle.js';
+import { checkArtifactId, requireReadable } from './lifecycle.js';
 import { activatePending, fillPending } from './pending-artifacts.js';
 import { LIMITS, PLANS } from './plans.js';
 import { artifactRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
-import { buildArtifactRow, sealed, type UploadRequest, type UploadService } from './upload.js';
+import type { UploadRequest, UploadService } from './upload.js';
 import { type ReleaseSlot, UPLOAD_SLOT_AFTER_BYTES, type UploadSlots } from './upload-slots.js';
-import { optionalLabel } from './validation.js';
 
 const UPLOAD_PURPOSE = 'presigned-upload';
 /** How long the PUT URL stays valid. */
@@ -45,44 +44,36 @@ export class PresignedUploadService {
   ) {}
 
   async requestUrl(caller: Caller, req: UploadUrlRequest): Promise<UploadTicket> {
-    const { tenantStore, artifactStore, blobs, clock, signer, origins, upgradeUrl } = this.deps;
-    await settleExpiry(this.deps, caller.tenant.id);
-    const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
-    const plan = PLANS[tenant.plan];
-    if (!plan.presignedUpload) {
-      throw new CairnError(
-        'quota_exceeded',
-        'Presigned uploads are a Pro feature; use a multipart upload (up to 500 MB).',
-        {
-          upgradeUrl,
-        },
-      );
-    }
-    const size = req.sizeBytes;
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > LIMITS.presignedBytes) {
-      throw invalid(`size_bytes must be an integer from 1 to ${LIMITS.presignedBytes} (5 GiB).`);
-    }
+    const { clock, upgradeUrl } = this.deps;
+    const created = await this.uploads.createPending(caller, req, {
+      sizeFor: (plan) => {
+        if (!PLANS[plan].presignedUpload) {
+          throw new CairnError(
+            'quota_exceeded',
+            'Presigned uploads are a Pro feature; use a multipart upload (up to 500 MB).',
+            { upgradeUrl },
+          );
+        }
+        const size = req.sizeBytes;
+        if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > LIMITS.presignedBytes) {
+          throw invalid(`size_bytes must be an integer from 1 to ${LIMITS.presignedBytes} (5 GiB).`);
+        }
+        return size;
+      },
+    });
+    if (created.kind !== 'created') throw new Error('a presigned upload without a key cannot replay');
+    const { row } = created;
     const now = clock.now();
-    const row = buildArtifactRow(
-      tenant.id,
-      tenant.plan,
-      req,
-      { sizeBytes: size, sha256: '' },
-      now,
-      upgradeUrl,
-      'pending',
-    );
-    if (tenant.storageBytes + size > plan.storageBytes) throw this.uploads.storageFull(tenant.plan);
-    const session = optionalLabel(req.sessionId, 'session_id');
-    if (session !== null && (await artifactStore.getSession(tenant.id, session))?.sealedAt != null)
-      throw sealed(session);
-    await artifactStore.insertArtifact({ artifact: row, storageLimitBytes: plan.storageBytes });
-
     const expiresAt = Math.floor(now / 1000) + UPLOAD_URL_SECONDS;
+    const { blobs, signer, origins } = this.deps;
     let url: string;
     let headers: Record<string, string> = {};
     if (blobs.presignUpload) {
-      ({ url, headers } = await blobs.presignUpload(landingKey(tenant.id, row.id), size, UPLOAD_URL_SECONDS));
+      ({ url, headers } = await blobs.presignUpload(
+        landingKey(row.tenantId, row.id),
+        row.sizeBytes,
+        UPLOAD_URL_SECONDS,
+      ));
     } else {
       url = `${origins.api}/v1/uploads/${row.id}?exp=${expiresAt}&sig=${signer.sign(UPLOAD_PURPOSE, row.id, expiresAt)}`;
     }

@@ -39,6 +39,7 @@ import type {
   WhoAmI,
 } from './types.js';
 import { CAIRN_VERSION } from './version.js';
+import { uploadWireFields } from './wire-fields.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 /**
@@ -311,15 +312,7 @@ export class CairnClient {
     return this.http.json({
       method: 'POST',
       path: '/v1/artifacts/upload-url',
-      json: {
-        filename: input.filename,
-        size_bytes: input.sizeBytes,
-        content_type: input.contentType,
-        session_id: input.sessionId,
-        agent_id: input.agentId,
-        metadata: input.metadata,
-        ttl: input.ttl,
-      },
+      json: { ...uploadWireFields(input), size_bytes: input.sizeBytes },
       idempotent: false,
     });
   }

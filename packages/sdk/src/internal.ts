@@ -6,3 +6,4 @@ export { nodeCrypto } from './builtins.js';
 export { walkPages } from './iterate.js';
 export { artifactsQuery, sessionsQuery } from './query.js';
 export { CAIRN_VERSION } from './version.js';
+export { uploadWireFields } from './wire-fields.js';

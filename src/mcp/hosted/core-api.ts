@@ -25,14 +25,15 @@ import {
   type UploadTicket,
   type WhoAmI,
 } from 'cairn-store-sdk';
-import { artifactsQuery, sessionsQuery, walkPages } from 'cairn-store-sdk/internal';
+import { artifactsQuery, sessionsQuery, uploadWireFields, walkPages } from 'cairn-store-sdk/internal';
 import { blobKey, type Logger } from '../../core/context.js';
 import { isCairnError } from '../../core/errors.js';
 import type { Core } from '../../core/index.js';
 import type { RawQuery } from '../../core/list-query.js';
 import { LIMITS } from '../../core/plans.js';
 import type { Caller } from '../../core/tenants.js';
-import { checkIdempotencyKey, type UploadRequest } from '../../core/upload.js';
+import { checkIdempotencyKey } from '../../core/upload.js';
+import { uploadRequestFrom } from '../../core/upload-request.js';
 import type { CairnApi } from '../context.js';
 
 /** Core errors become the SDK's error type, which the tool table understands; anything else is a 500 that leaks nothing. */
@@ -132,15 +133,7 @@ export class CoreCairnApi implements CairnApi {
         return JSON.parse(replayed.body) as ArtifactRecord;
       }
       const bytes = typeof content === 'string' ? Buffer.from(content) : Buffer.from(content);
-      const req: UploadRequest = {
-        filename: opts.filename,
-        contentType: opts.contentType,
-        sessionId: opts.sessionId,
-        agentId: opts.agentId,
-        ttl: opts.ttl,
-        metadata: opts.metadata,
-        transcript: opts.transcript,
-      };
+      const req = uploadRequestFrom(uploadWireFields(opts));
       await uploads.precheck(this.caller, req);
       const staged = await uploads.stage(Readable.from([bytes]), LIMITS.jsonDecodedBytes);
       const result = await uploads.finish(this.caller, req, staged, key);
@@ -161,7 +154,12 @@ export class CoreCairnApi implements CairnApi {
   }
 
   requestUploadUrl(input: RequestUploadUrlInput): Promise<UploadTicket> {
-    return this.call(() => this.core.presigned.requestUrl(this.caller, { ...input }));
+    return this.call(() =>
+      this.core.presigned.requestUrl(this.caller, {
+        ...uploadRequestFrom(uploadWireFields(input)),
+        sizeBytes: input.sizeBytes,
+      }),
+    );
   }
 
   completeUpload(id: string): Promise<ArtifactRecord> {

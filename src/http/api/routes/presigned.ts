@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
+import { uploadRequestFrom } from '../../../core/upload-request.js';
 import { callerOf } from '../../auth.js';
 import { typeboxValidator } from '../../typebox-validator.js';
 import {
@@ -44,14 +45,8 @@ export function presignedRoutes(instance: FastifyInstance, core: Core): void {
     async (request, reply) => {
       const b = request.body;
       const ticket = await core.presigned.requestUrl(callerOf(request), {
-        filename: b.filename,
+        ...uploadRequestFrom(b),
         sizeBytes: b.size_bytes,
-        contentType: b.content_type,
-        sessionId: b.session_id,
-        agentId: b.agent_id,
-        metadata: b.metadata,
-        ttl: b.ttl,
-        transcript: b.transcript,
       });
       return reply.status(201).send(ticket);
     },

@@ -9,6 +9,7 @@ import type { Core } from '../../../core/index.js';
 import { LIMITS } from '../../../core/plans.js';
 import type { Caller } from '../../../core/tenants.js';
 import { checkIdempotencyKey, type UploadRequest, type UploadResult } from '../../../core/upload.js';
+import { isUploadWireField, uploadRequestFrom, type WireUploadFields } from '../../../core/upload-request.js';
 import { decodeBase64, parseMetadataField } from '../../../core/validation.js';
 import type { StagedBlob } from '../../../ports/blob-store.js';
 import { callerOf } from '../../auth.js';
@@ -19,15 +20,6 @@ type JsonUpload = typeof JsonUploadBody.static;
 
 /** Base64 of 10 MB plus room for the other JSON fields. */
 const JSON_BODY_LIMIT = Math.ceil((LIMITS.jsonDecodedBytes * 4) / 3) + 64 * 1024;
-
-const TEXT_FIELDS: Record<string, keyof UploadRequest> = {
-  filename: 'filename',
-  content_type: 'contentType',
-  session_id: 'sessionId',
-  agent_id: 'agentId',
-  ttl: 'ttl',
-  transcript: 'transcript',
-};
 
 export function uploadRoutes(instance: FastifyInstance, core: Core): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
@@ -123,15 +115,7 @@ async function jsonUpload(core: Core, caller: Caller, raw: unknown, idempotencyK
       'JSON uploads are limited to 10 MB decoded; use multipart for larger files.',
     );
   }
-  const req: UploadRequest = {
-    filename: body.filename,
-    contentType: body.content_type,
-    sessionId: body.session_id,
-    agentId: body.agent_id,
-    ttl: body.ttl,
-    metadata: body.metadata,
-    transcript: body.transcript,
-  };
+  const req = uploadRequestFrom(body);
   await core.uploads.precheck(caller, req);
   const staged = await core.uploads.stage(Readable.from([bytes]), LIMITS.jsonDecodedBytes);
   return core.uploads.finish(caller, req, staged, idempotencyKey);
@@ -148,26 +132,27 @@ async function multipartUpload(
   request: FastifyRequest,
   idempotencyKey: string | undefined,
 ) {
-  const req: UploadRequest = {};
+  const fields: WireUploadFields = {};
   let partFilename: string | undefined;
+  let partType: string | undefined;
   let staged: StagedBlob | undefined;
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
         if (part.fieldname !== 'file' || staged) throw invalid('Send exactly one file part, named "file".');
         const file = attachNow(part.file);
-        await core.uploads.precheck(caller, req);
+        await core.uploads.precheck(caller, uploadRequestFrom(fields));
         partFilename = part.filename;
-        req.partType = part.mimetype;
+        partType = part.mimetype;
         staged = await core.uploads.stage(file, LIMITS.multipartBytes);
         if ((part as MultipartFile).file.truncated)
           throw new CairnError('file_too_large', 'File is larger than 500 MB.');
       } else {
-        applyField(req, part as MultipartValue);
+        applyField(fields, part as MultipartValue);
       }
     }
     if (!staged) throw invalid('Multipart upload needs a file part named "file".');
-    if (req.filename === undefined) req.filename = partFilename;
+    const req: UploadRequest = { ...uploadRequestFrom({ filename: partFilename, ...fields }), partType };
     const done = staged;
     staged = undefined;
     return await core.uploads.finish(caller, req, done, idempotencyKey);
@@ -209,16 +194,16 @@ function attachNow(file: Readable): Readable {
   return out;
 }
 
-function applyField(req: UploadRequest, part: MultipartValue): void {
+function applyField(fields: WireUploadFields, part: MultipartValue): void {
   if (part.valueTruncated) throw invalid(`Form field ${part.fieldname} is too long.`);
   const value = typeof part.value === 'string' ? part.value : String(part.value);
-  if (part.fieldname === 'metadata') {
-    req.metadata = parseMetadataField(value);
+  const name = part.fieldname;
+  // A form carries text: metadata is a JSON object written as text (a later one replaces it).
+  if (name === 'metadata') {
+    fields.metadata = parseMetadataField(value);
     return;
   }
-  // Own keys only: `constructor` or `__proto__` must not find Object.prototype's members.
-  const key = Object.hasOwn(TEXT_FIELDS, part.fieldname) ? TEXT_FIELDS[part.fieldname] : undefined;
-  if (!key) throw invalid(`Unknown form field '${part.fieldname.slice(0, 64)}'.`);
-  if (req[key] !== undefined) throw invalid(`Form field ${part.fieldname} was given twice.`);
-  (req as Record<string, unknown>)[key] = value;
+  if (!isUploadWireField(name)) throw invalid(`Unknown form field '${name.slice(0, 64)}'.`);
+  if (fields[name] !== undefined) throw invalid(`Form field ${name} was given twice.`);
+  fields[name] = value;
 }
