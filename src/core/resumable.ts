@@ -258,7 +258,7 @@ export class ResumableUploadService {
     });
   }
 
-  /** DELETE (termination): the upload and its pieces go; its pending artifact is purged later, unseen. */
+  /** DELETE (termination): the upload, its pending artifact and its pieces go. */
   async terminate(caller: Caller, id: string): Promise<void> {
     const { resumables } = this.deps;
     // Under the lease: a PATCH or HEAD finishing the upload meanwhile would make it an artifact
@@ -280,6 +280,8 @@ export class ResumableUploadService {
       throw none();
     }
     if (!(await resumables.deleteResumable(caller.tenant.id, id))) throw none();
+    // Its pending artifact goes with it: its owner's GET shows a pending upload, and this one is over.
+    await this.deps.artifactStore.dropPending(caller.tenant.id, id);
     await this.dropPieces(leased.row.segments);
   }
 

@@ -6,19 +6,27 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CairnError, invalid } from '../../../core/errors.js';
 import type { Core } from '../../../core/index.js';
-import { LIMITS } from '../../../core/plans.js';
+import { INLINE_LIMIT_TEXT, LIMITS, SINGLE_LIMIT_TEXT } from '../../../core/plans.js';
 import type { Caller } from '../../../core/tenants.js';
 import { checkIdempotencyKey, type UploadRequest, type UploadResult } from '../../../core/upload.js';
 import { isUploadWireField, uploadRequestFrom, type WireUploadFields } from '../../../core/upload-request.js';
 import { decodeBase64, parseMetadataField } from '../../../core/validation.js';
 import type { StagedBlob } from '../../../ports/blob-store.js';
 import { callerOf } from '../../auth.js';
+import { FILE_TOO_LARGE } from '../../errors/handler.js';
 import { typeboxValidator } from '../../typebox-validator.js';
-import { ArtifactRecord, authErrors, errorResponse, JsonUploadBody, MultipartUploadBody } from '../schemas.js';
+import {
+  ArtifactRecord,
+  authErrors,
+  errorResponse,
+  IdempotencyKeyHeader,
+  JsonUploadBody,
+  MultipartUploadBody,
+} from '../schemas.js';
 
 type JsonUpload = typeof JsonUploadBody.static;
 
-/** Base64 of 10 MB plus room for the other JSON fields. */
+/** Base64 of 10 MiB plus room for the other JSON fields. */
 const JSON_BODY_LIMIT = Math.ceil((LIMITS.jsonDecodedBytes * 4) / 3) + 64 * 1024;
 
 export function uploadRoutes(instance: FastifyInstance, core: Core): void {
@@ -32,20 +40,11 @@ export function uploadRoutes(instance: FastifyInstance, core: Core): void {
         operationId: 'uploadArtifact',
         summary: 'Upload an artifact',
         description:
-          'multipart/form-data (part `file`, up to 500 MB, streamed) or a JSON body with base64 `content` (up to 10 MB decoded). ' +
+          `multipart/form-data (part \`file\`, up to ${SINGLE_LIMIT_TEXT}, streamed) or a JSON body with base64 \`content\` (up to ${INLINE_LIMIT_TEXT} decoded). ` +
           'An `Idempotency-Key` header replays the original response for 24 hours.',
         tags: ['artifacts'],
         security: [{ bearer: [] }],
-        headers: Type.Object({
-          'idempotency-key': Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 256,
-              pattern: '^[\\x21-\\x7e]+$',
-              description: '1-256 printable ASCII characters: a repeat within 24 hours replays the first answer.',
-            }),
-          ),
-        }),
+        headers: IdempotencyKeyHeader,
         body: {
           content: {
             'application/json': { schema: Type.Ref(JsonUploadBody) },
@@ -57,7 +56,9 @@ export function uploadRoutes(instance: FastifyInstance, core: Core): void {
             description: 'Stored (or, with `Idempotent-Replayed: true`, the answer to the same Idempotency-Key).',
           }),
           409: errorResponse('`session_sealed`: the session named is sealed.'),
-          413: errorResponse('`file_too_large`: over 500 MB (multipart) or 10 MB decoded (JSON).'),
+          413: errorResponse(
+            `\`file_too_large\`: over ${SINGLE_LIMIT_TEXT} (multipart) or ${INLINE_LIMIT_TEXT} decoded (JSON).`,
+          ),
           415: errorResponse('`unsupported_media_type`: neither multipart/form-data nor JSON.'),
           ...authErrors,
           400: errorResponse(
@@ -112,7 +113,7 @@ async function jsonUpload(core: Core, caller: Caller, raw: unknown, idempotencyK
   if (bytes.length > LIMITS.jsonDecodedBytes) {
     throw new CairnError(
       'file_too_large',
-      'JSON uploads are limited to 10 MB decoded; use multipart for larger files.',
+      `JSON uploads are limited to ${INLINE_LIMIT_TEXT} decoded; use multipart for larger files (up to ${SINGLE_LIMIT_TEXT})`,
     );
   }
   const req = uploadRequestFrom(body);
@@ -145,8 +146,7 @@ async function multipartUpload(
         partFilename = part.filename;
         partType = part.mimetype;
         staged = await core.uploads.stage(file, LIMITS.multipartBytes);
-        if ((part as MultipartFile).file.truncated)
-          throw new CairnError('file_too_large', 'File is larger than 500 MB.');
+        if ((part as MultipartFile).file.truncated) throw new CairnError('file_too_large', FILE_TOO_LARGE);
       } else {
         applyField(fields, part as MultipartValue);
       }
