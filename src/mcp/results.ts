@@ -116,7 +116,13 @@ export function failureFrom(err: unknown, ctx: FailureContext = {}): CallToolRes
         { ...base, retry_hint: 'verify_state' },
       );
     }
-    return fail(`Cairn failed (${err.code}): ${sentence(err.message)} It is safe to try again later.`, {
+    const key = typeof ctx.meta?.idempotency_key === 'string' ? ctx.meta.idempotency_key : null;
+    const again =
+      key === null
+        ? 'It is safe to try again later.'
+        : `It is safe to try again later with the same idempotency_key (${key}): a repeat with it never stores or ` +
+          'reserves a second time, and returns what the first attempt made if it did reach Cairn.';
+    return fail(`Cairn failed (${err.code}): ${sentence(err.message)} ${again}`, {
       ...base,
       retry_hint: 'retry_later',
     });

@@ -24,7 +24,8 @@ import { storeArtifact } from './store.js';
 /**
  * The one table of Cairn's MCP tools, shared by the stdio server and the hosted server.
  * Read tools are safe to repeat; the SDK client retries 5xx for every idempotent call, and the
- * two non-idempotent tools (request_upload_url, create_download_link) get exactly one attempt.
+ * non-idempotent create_download_link gets exactly one attempt; store_artifact and request_upload_url
+ * send an Idempotency-Key (the caller's or a fresh UUID), which makes their repeats safe.
  */
 
 /** The longest a share link lives (the API refuses more). */
@@ -195,9 +196,6 @@ export const TOOLS: readonly ToolDef[] = [
     tier: 'write',
     destructive: false,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    verifyOnAmbiguity:
-      'Repeat the call with the same idempotency_key (_meta.idempotency_key): it returns the reservation if one was ' +
-      'made, and makes none twice. With the artifact_id of a ticket, get_artifact shows it as status "pending".',
     input: {
       filename: z.string().min(1).max(255).describe('Name to store the file under, e.g. dataset.parquet.'),
       size_bytes: z
@@ -213,26 +211,33 @@ export const TOOLS: readonly ToolDef[] = [
       ttl: ttl.optional(),
       idempotency_key: idempotencyKey
         .optional()
-        .describe('A repeat with the same key returns the same reservation; default a new UUID (in _meta).'),
+        .describe(
+          'A repeat with the same key returns the same reservation, e.g. a fresh UUID per file; default a new UUID (in _meta).',
+        ),
     },
     run: async (args, ctx) => {
       // The same automatic key as store_artifact: the SDK then retries a failed attempt safely.
       const key = args.idempotency_key ?? nodeCrypto().randomUUID();
       let replayed = false;
-      const ticket = await ctx.client.requestUploadUrl({
-        filename: args.filename,
-        sizeBytes: args.size_bytes,
-        contentType: args.content_type,
-        sessionId: args.session_id,
-        agentId: args.agent_id,
-        metadata: args.metadata,
-        ttl: args.ttl,
-        idempotencyKey: key,
-        onResponse: (info) => {
-          replayed = info.replayed;
-        },
-      });
-      return ok(ticket, replayed ? { idempotency_key: key, replayed: true } : { idempotency_key: key });
+      try {
+        const ticket = await ctx.client.requestUploadUrl({
+          filename: args.filename,
+          sizeBytes: args.size_bytes,
+          contentType: args.content_type,
+          sessionId: args.session_id,
+          agentId: args.agent_id,
+          metadata: args.metadata,
+          ttl: args.ttl,
+          idempotencyKey: key,
+          onResponse: (info) => {
+            replayed = info.replayed;
+          },
+        });
+        return ok(ticket, replayed ? { idempotency_key: key, replayed: true } : { idempotency_key: key });
+      } catch (err) {
+        // The key is the way to a safe repeat: every failure carries it, as store_artifact's do.
+        return failureFrom(err, { keyHint: ctx.keyHint, meta: { idempotency_key: key }, args });
+      }
     },
   }),
   defineTool({

@@ -14,11 +14,12 @@ export const SINGLE_UPLOAD_BYTES = 500 * MIB;
 /** A presigned or resumable upload of the Pro plan: 5 GiB. */
 export const LARGE_UPLOAD_BYTES = 5 * 1024 * MIB;
 
-/** "10 MiB (10,485,760 bytes)". */
+/** "10 MiB (10,485,760 bytes)"; a size that is no whole number of MiB only in bytes: "1,000 bytes". */
 export function limitText(bytes: number): string {
+  const exact = `${bytes.toLocaleString('en-US')} bytes`;
+  if (bytes === 0 || bytes % MIB !== 0) return exact;
   const gib = bytes / (1024 * MIB);
-  const unit = Number.isInteger(gib) ? `${gib} GiB` : `${bytes / MIB} MiB`;
-  return `${unit} (${bytes.toLocaleString('en-US')} bytes)`;
+  return `${Number.isInteger(gib) ? `${gib} GiB` : `${bytes / MIB} MiB`} (${exact})`;
 }
 
 export const INLINE_LIMIT_TEXT = limitText(INLINE_UPLOAD_BYTES);
