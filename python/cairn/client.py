@@ -123,6 +123,23 @@ def _upload_fields(
     return fields
 
 
+def _with_models(
+    content: Any, path: Any, metadata: Optional[Mapping[str, Any]], model: Optional[str]
+) -> Optional[Dict[str, Any]]:
+    """A transcript upload's metadata with the models it names filled in (``model``,
+    ``model_source="transcript"``, ``models_used``), never over keys the caller set: the same on
+    every upload method, as the CLI's ``push --transcript`` and the TypeScript SDK do it."""
+    if path is not None:
+        found = transcript_models_in_file(path)
+    elif isinstance(content, (bytes, bytearray, str)):
+        found = transcript_models(content)
+    elif isinstance(content, os.PathLike):
+        found = transcript_models_in_file(content)
+    else:
+        found = (None, [])  # a file object: read once, by the upload
+    return with_transcript_models(metadata, found, declared_model=model is not None) or None
+
+
 class _DownloadSink:
     """Streams download bytes to a file object, a temp file, or memory; restartable for retries."""
 
@@ -250,7 +267,8 @@ class Cairn:
 
         ``filename`` defaults to the path's or file object's name (required for bytes and str).
         ``model`` goes to ``metadata["model"]`` unless that key is set. ``transcript=True`` marks a
-        session transcript (``metadata.type="transcript"``, NDJSON content type by default).
+        session transcript (``metadata.type="transcript"``, NDJSON content type by default) and
+        reads its models into the metadata as :meth:`push_transcript` does.
         With ``idempotency_key`` the upload is retried on 5xx and network errors, and the same key
         within 24 hours returns the original artifact instead of storing a second one.
         """
@@ -258,6 +276,8 @@ class Cairn:
         name = filename or source.name
         if not name:
             raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
+        if transcript:
+            metadata = _with_models(content, path, metadata, model)
         fields = _upload_fields(
             name,
             content_type=content_type,
@@ -299,30 +319,20 @@ class Cairn:
         Sets the conventional metadata: ``type=transcript`` (server side), ``models_used``
         (comma-separated) and ``capture`` (e.g. ``"end"`` or ``"snapshot"``). When the transcript's
         format is recognised (Claude Code session JSONL, OpenAI-shaped messages) and the caller did
-        not set them, ``model`` (the last model seen), ``model_source="transcript"`` and
-        ``models_used`` (every distinct model, in order of first use) are read from it; a
+        not set them, ``model`` (the last main-loop model: not a subagent's, not ``<synthetic>``),
+        ``model_source="transcript"`` and ``models_used`` (every distinct model, sorted) are read from it; a
         ``model`` given here or in ``metadata`` wins, and ``model_source`` is then left unset.
         The service does not redact secrets in transcripts.
         """
+        content: Any = events
         if isinstance(events, (list, tuple)):
-            content: Any = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
-            found = transcript_models(list(events))
-        else:
-            content = events
-            if isinstance(events, (bytes, bytearray, str)):
-                found = transcript_models(events)
-            elif isinstance(events, os.PathLike):
-                found = transcript_models_in_file(events)
-            elif isinstance(kw.get("path"), (str, os.PathLike)):
-                found = transcript_models_in_file(kw["path"])
-            else:
-                found = (None, [])  # a file object: read once, by the upload
+            content = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
         meta: Dict[str, Any] = dict(metadata or {})
         if models_used:
             meta.setdefault("models_used", ",".join(dict.fromkeys(models_used)))
         if capture:
             meta.setdefault("capture", capture)
-        meta = with_transcript_models(meta, found, declared_model=model is not None)
+        # push(transcript=True) reads the models.
         return self.push(content, filename, session_id=session_id, model=model, metadata=meta, transcript=True, **kw)
 
     # -- presigned upload (Pro) ---------------------------------------------------------
@@ -338,8 +348,14 @@ class Cairn:
         metadata: Optional[Mapping[str, Any]] = None,
         ttl: TtlArg = None,
         transcript: bool = False,
+        idempotency_key: Optional[str] = None,
     ) -> UploadTicket:
-        """``POST /v1/artifacts/upload-url``: a presigned PUT slot for up to 5 GiB (Pro only)."""
+        """``POST /v1/artifacts/upload-url``: a presigned PUT slot for up to 5 GiB (Pro only).
+
+        The pending artifact is held 24 hours (``get_artifact`` shows ``status="pending"`` and
+        ``held_until``). With ``idempotency_key`` the call is retried on 5xx and network errors, and
+        a repeat with the same key within 24 hours answers the same reservation with a fresh URL.
+        """
         body: Dict[str, Any] = {"filename": filename, "size_bytes": size_bytes}
         for key, value in (
             ("content_type", content_type),
@@ -352,7 +368,13 @@ class Cairn:
                 body[key] = value
         if transcript:
             body["transcript"] = True
-        resp = self._t.request("POST", "/v1/artifacts/upload-url", json_body=body, policy=RATE_LIMIT_ONLY)
+        resp = self._t.request(
+            "POST",
+            "/v1/artifacts/upload-url",
+            json_body=body,
+            headers={"Idempotency-Key": idempotency_key} if idempotency_key else None,
+            policy=IDEMPOTENT if idempotency_key else RATE_LIMIT_ONLY,
+        )
         return UploadTicket.from_dict(resp.json())
 
     def complete_upload(self, artifact_id: str) -> Artifact:
@@ -376,7 +398,7 @@ class Cairn:
     ) -> Artifact:
         """Presigned upload in one call: ``request_upload_url``, a streamed PUT, ``complete_upload``.
 
-        For files above the 500 MB multipart limit (up to 5 GiB, Pro plan). The source must have
+        For files above the 500 MiB (524,288,000 bytes) multipart limit (up to 5 GiB, Pro plan). The source must have
         a known size (bytes, a path, a seekable file).
         """
         source = make_source(content, path)
@@ -385,6 +407,8 @@ class Cairn:
             raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
         if source.length is None:
             raise ValueError("a presigned upload needs a source of known size (bytes, a path, a seekable file)")
+        if transcript:
+            metadata = _with_models(content, path, metadata, model)
         meta: Dict[str, Any] = dict(metadata or {})
         if model is not None and "model" not in meta:
             meta["model"] = model
@@ -473,6 +497,8 @@ class Cairn:
             name = filename or source.name
             if not name:
                 raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
+            if transcript:
+                metadata = _with_models(content, path, metadata, model)
             fields = _upload_fields(
                 name,
                 content_type=content_type,

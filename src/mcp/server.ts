@@ -15,6 +15,7 @@ import type { CairnApi, ToolContext, ToolDef, Where } from './context.js';
 import { askToConfirm, canElicit, hiddenToolRefusal } from './elicit-confirm.js';
 import { type GatingMode, instructionsAtInitialize, localInstructions } from './instructions.js';
 import type { OpenedFile } from './paths.js';
+import { portableSchema } from './portable-schema.js';
 import { listResources, RESOURCE_TEMPLATES, readResource } from './resources.js';
 import { runTool, TOOLS, TOOLS_BY_NAME } from './tools.js';
 
@@ -45,7 +46,9 @@ export function toolListing(
     name: tool.name,
     title: tool.title,
     description: typeof tool.description === 'string' ? tool.description : tool.description(listed, where),
-    inputSchema: toJsonSchemaCompat(input, { strictUnions: true, pipeStrategy: 'input' }) as Tool['inputSchema'],
+    inputSchema: portableSchema(
+      toJsonSchemaCompat(input, { strictUnions: true, pipeStrategy: 'input' }) as Record<string, unknown>,
+    ) as Tool['inputSchema'],
     annotations: { title: tool.title, ...tool.annotations },
     _meta: { 'cairn/tier': tool.tier },
   };

@@ -137,7 +137,7 @@ describe('--json failures are the error envelope on stderr', { timeout: 60_000 }
     const human = await cairn(['get', 'art_AAAAAAAAAAAAAAAA']);
     expect(human.stderr).toBe(
       'error: artifact_not_found: Artifact art_AAAAAAAAAAAAAAAA not found in this account. Find artifact ids by ' +
-        'listing them: GET /v1/artifacts (e.g. ?filename=report.md).\n' +
+        'listing them: GET /v1/artifacts (e.g. ?filename=report.md)\n' +
         'hint: find artifact ids with `cairn ls` (e.g. `cairn ls --filename report.md`).\n',
     );
   });

@@ -39,6 +39,13 @@ export interface ArtifactRecord {
   expires_at: Timestamp | null;
   /** The live page, on a single GET; always null in lists. */
   page: PageSummary | null;
+  /**
+   * Only on a pending artifact, which only its owner's GET shows (a presigned or resumable upload
+   * not completed yet): absent once it is stored.
+   */
+  status?: 'pending';
+  /** Only with `status: "pending"`: when the reservation is released unless the upload is completed. */
+  held_until?: Timestamp;
 }
 
 export interface ArtifactList extends Pagination {

@@ -165,6 +165,13 @@ export interface RequestUploadUrlInput {
   agentId?: string;
   metadata?: Record<string, unknown>;
   ttl?: string;
+  /**
+   * A repeat with the same key within 24 hours answers the same pending artifact (with a fresh
+   * URL) instead of reserving another; with a key the call is retried on 5xx and network errors.
+   */
+  idempotencyKey?: string;
+  /** Called once the reservation is answered: `replayed` when the key answered an earlier one. */
+  onResponse?: (info: UploadResponseInfo) => void;
 }
 
 export interface PublishOptions {

@@ -12,7 +12,7 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
-import { activateArtifact, insertArtifact, retireArtifacts } from './artifact-writes.js';
+import { activateArtifact, insertArtifact, purgeArtifacts, retireArtifacts } from './artifact-writes.js';
 import { buildArtifactListQuery, buildMetadataDensityQuery, buildSessionListQuery } from './list-queries.js';
 import { DENSITY_PROBE, type Density, sparsestFirst } from './metadata-driver.js';
 import { ARTIFACTS, PAGES, SESSIONS, TENANTS } from './rows.js';
@@ -185,6 +185,19 @@ export class SqlArtifactStore extends SqlTenantStore {
       [contentHash, sizeBytes, id, tenantId],
     );
     return changed === 1;
+  }
+
+  async dropPending(tenantId: string, id: string): Promise<boolean> {
+    const d = this.d;
+    return this.sql.write(function* () {
+      const found = yield* one<{ id: string }>(
+        `SELECT id FROM artifacts WHERE id = ? AND tenant_id = ? AND status = 'pending'${d.forUpdate}`,
+        [id, tenantId],
+      );
+      if (!found) return false;
+      yield* purgeArtifacts(d, [id]);
+      return true;
+    });
   }
 
   async activateArtifact(tenantId: string, id: string, storageLimitBytes: number, now: number) {

@@ -35,7 +35,7 @@ async function buildApp(core: Core, opts: ListenerOptions, documenting: boolean)
   if (documenting) await registerSwagger(app, core);
   for (const schema of components) app.addSchema(schema);
   await app.register(multipart, {
-    // Our own streaming check stops at 500 MB; busboy's limit sits above it so it never truncates silently first.
+    // Our own streaming check stops at 500 MiB; busboy's limit sits above it so it never truncates silently first.
     limits: { fileSize: LIMITS.multipartBytes + 1024 * 1024, files: 1, fields: 16, parts: 20, fieldSize: 64 * 1024 },
     throwFileSizeLimit: true,
   });

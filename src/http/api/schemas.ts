@@ -90,3 +90,15 @@ export const artifactErrors = {
   404: errorResponse('`artifact_not_found`: no such artifact in your tenant.'),
   410: errorResponse('`artifact_already_deleted` or `artifact_expired`.'),
 };
+
+/** The optional `Idempotency-Key` header of the calls that create something (uploads, presigned reservations). */
+export const IdempotencyKeyHeader = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: '^[\\x21-\\x7e]+$',
+      description: '1-256 printable ASCII characters: a repeat within 24 hours replays the first answer.',
+    }),
+  ),
+});
