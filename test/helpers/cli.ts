@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
@@ -114,4 +116,13 @@ export async function cliWorkspace(apiUrl: string) {
     },
     remove: () => rm(work, { recursive: true, force: true }),
   };
+}
+
+/** A loopback URL with nothing listening (a port the OS handed out, then freed). */
+export async function deadLoopbackUrl(): Promise<string> {
+  const probe = net.createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const url = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+  await new Promise((r) => probe.close(r));
+  return url;
 }

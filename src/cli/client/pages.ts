@@ -2,7 +2,7 @@ import { type ArtifactRecord, CairnError, type PublishOptions } from 'cairn-stor
 import type { Command } from 'commander';
 import { UsageError } from '../usage-error.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
-import { parseVisibility } from './parse.js';
+import { parseArtifactId, parsePageRef, parseVisibility } from './parse.js';
 
 /** publish and unpublish. */
 export function registerPageCommands(program: Command): void {
@@ -10,7 +10,7 @@ export function registerPageCommands(program: Command): void {
     program
       .command('publish')
       .description('Publish an artifact as a web page; publishing again replaces its settings (same URL).')
-      .argument('<id>', 'artifact id')
+      .argument('<id>', 'artifact id (art_…)', parseArtifactId)
       .option('--title <title>', 'shown in the page header (give it again when re-publishing to keep it)')
       .option('--password <password>', 'require this password to view (Pro; not for HTML)')
       .option('--no-password', 'open a password-protected page to everyone')
@@ -40,7 +40,7 @@ A password-protected page is never opened by accident: re-publishing it needs ei
     program
       .command('unpublish')
       .description('Take a page down at once (the artifact stays). Publishing again restores the same URL.')
-      .argument('<id-or-slug>', 'artifact id (art_…) or page id (pg_…)'),
+      .argument('<id-or-slug>', 'artifact id (art_…) or page id (pg_…)', parsePageRef),
     ['cairn unpublish art_XXXXXXXXXXXXXXXX', 'cairn unpublish pg_XXXXXXXXXXXXXXXX'],
   ).action(
     clientAction(async (ctx, [id]) => {
