@@ -32,7 +32,7 @@ export interface CliOptions {
    * then both the terminal, and arrive together in `stdout` (`\r\n` line ends); with `stdoutTo`,
    * stdout goes to that file instead while stderr stays on the terminal.
    */
-  terminal?: { stdoutTo?: string };
+  terminal?: { stdoutTo?: string; columns?: number };
 }
 
 /** Whether `script` (util-linux) is there to give a child a pseudo-terminal. */
@@ -51,7 +51,7 @@ export function spawnCairn(args: string[], opts: CliOptions): { child: ChildProc
   const env = childEnv({ CAIRN_CONFIG_DIR: opts.configDir, CAIRN_API_URL: opts.apiUrl, ...extra });
   for (const k of ['SERVICE_API_KEY', 'NO_COLOR', 'FORCE_COLOR', 'XDG_CONFIG_HOME']) if (!(k in extra)) delete env[k];
   const [command, argv] = opts.terminal
-    ? ['script', ['-qec', terminalCommand(args, opts.terminal.stdoutTo), '/dev/null']]
+    ? ['script', ['-qec', terminalCommand(args, opts.terminal.stdoutTo, opts.terminal.columns), '/dev/null']]
     : [process.execPath, [BIN, ...args]];
   const child = spawn(command, argv, { cwd: opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
   const done = new Promise<CliRun>((resolve, reject) => {
@@ -73,9 +73,11 @@ export function spawnCairn(args: string[], opts: CliOptions): { child: ChildProc
   return { child, done };
 }
 
-function terminalCommand(args: string[], stdoutTo: string | undefined): string {
+/** The command `script` runs; with `columns`, on a terminal that many columns wide (as tmux or a window would be). */
+function terminalCommand(args: string[], stdoutTo: string | undefined, columns?: number): string {
   const line = [process.execPath, BIN, ...args].map(shellQuote).join(' ');
-  return stdoutTo === undefined ? line : `${line} > ${shellQuote(stdoutTo)}`;
+  const sized = columns === undefined ? line : `stty cols ${columns} rows 50 && ${line}`;
+  return stdoutTo === undefined ? sized : `${sized} > ${shellQuote(stdoutTo)}`;
 }
 
 /** A run that must have succeeded (the message on failure is its stderr). */

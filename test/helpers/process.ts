@@ -91,7 +91,7 @@ export async function spawnServe(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
-  const done = /curl .*\/v1\/artifacts|Create more tenants/;
+  const done = /curl [\s\S]*\/v1\/artifacts|Create more tenants/;
   const deadline = Date.now() + timeoutMs;
   while (!done.test(out)) {
     if (child.exitCode !== null || child.signalCode !== null) {

@@ -138,7 +138,7 @@ export function reportFailure(err: unknown, settings: Settings): void {
  * them: GET /v1/artifacts …"): the CLI's hint names the command that does it instead.
  */
 function withoutRestPaths(message: string): string {
-  const sentences = message.split(/(?<=\.)\s+/);
+  const sentences = message.split(/(?<=\.)\s+(?=[A-Z])/);
   const kept = sentences.filter((s) => !/\b(GET|POST|PUT|PATCH|DELETE|HEAD) \/v1\//.test(s));
   return kept.length > 0 ? kept.join(' ') : message;
 }

@@ -1,7 +1,7 @@
 import type { ListedLink, ListLinksQuery } from 'cairn-store-sdk';
 import type { Command } from 'commander';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
-import { type Column, formatAge, formatUntil, renderTable } from './format.js';
+import { type Column, formatAge, formatUntil, renderTable, terminalWidth } from './format.js';
 import { parseArtifactId, parseLimit, parseLinkId } from './parse.js';
 
 /** links (an artifact's live share links) and unlink (revoke one). */
@@ -62,7 +62,7 @@ function printLinks(ctx: Ctx, rows: ListedLink[]): void {
     { header: 'ID', value: (l) => l.link_id, style: 'cyan' },
     { header: 'CREATED', value: (l) => formatAge(l.created_at, now) },
     { header: 'EXPIRES', value: (l) => formatUntil(l.expires_at, now) },
-    { header: 'URL', value: (l) => l.url, style: 'green' },
+    { header: 'URL', value: (l) => l.url, style: 'green', ownLine: true },
   ];
-  ctx.print(renderTable(rows, columns, ctx.paint));
+  ctx.print(renderTable(rows, columns, ctx.paint, terminalWidth()));
 }

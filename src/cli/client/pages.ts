@@ -1,5 +1,6 @@
 import { type ArtifactRecord, CairnError, type PublishOptions } from 'cairn-store-sdk';
 import type { Command } from 'commander';
+import { fitted } from '../help.js';
 import { UsageError } from '../usage-error.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
 import { parseArtifactId, parsePageRef, parseVisibility } from './parse.js';
@@ -21,17 +22,19 @@ export function registerPageCommands(program: Command): void {
       )
       .addHelpText(
         'after',
-        `
+        fitted(
+          `
 Publishing again replaces the page's title and access (the URL stays): give --title and
 --password again to keep them. Without --visibility the page keeps its current visibility.
 A password-protected page is never opened by accident: re-publishing it needs either
 --password (keep a gate) or --no-password (open it).`,
+        ),
       ),
     [
       'cairn publish art_XXXXXXXXXXXXXXXX',
       'cairn publish art_XXXXXXXXXXXXXXXX --title "Q3 report" --password hunter2',
-      'cairn publish art_XXXXXXXXXXXXXXXX --title "Q3 report, final" --password hunter2   # again: same URL',
-      'cairn publish art_XXXXXXXXXXXXXXXX --no-password                              # remove the gate',
+      'cairn publish art_XXXXXXXXXXXXXXXX --title "Q3 final" --password pw  # again',
+      'cairn publish art_XXXXXXXXXXXXXXXX --no-password      # remove the gate',
       'cairn publish art_XXXXXXXXXXXXXXXX --json | jq -r .public_url',
     ],
   ).action(clientAction(publish));

@@ -38,8 +38,8 @@ export function registerTransferCommands(program: Command): void {
       ]),
     [
       'cairn download-url art_XXXXXXXXXXXXXXXX',
-      'cairn download-url art_XXXXXXXXXXXXXXXX art_YYYYYYYYYYYYYYYY | xargs -n1 curl -sO',
-      'cairn download-url art_X art_Y --json | jq -r ".download_urls[].download_url"',
+      'cairn download-url art_XXXXXXXXXXXXXXXX art_YYYYYYYYYYYYYYYY | xargs curl -O',
+      'cairn download-url art_X --json | jq -r ".download_urls[].download_url"',
     ],
   ).action(clientAction(downloadUrls));
 
