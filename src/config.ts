@@ -258,6 +258,9 @@ export function withBoundPorts(
   const contentOrigin = nonEmpty(env.CAIRN_CONTENT_ORIGIN) ?? `http://127.0.0.1:${ports.content}`;
   return {
     ...config,
+    apiPort: ports.api,
+    viewerPort: ports.viewer,
+    contentPort: ports.content,
     apiOrigin: nonEmpty(env.CAIRN_API_ORIGIN) ?? `http://127.0.0.1:${ports.api}`,
     viewerOrigin: nonEmpty(env.CAIRN_VIEWER_ORIGIN) ?? `http://localhost:${ports.viewer}`,
     contentOrigin,

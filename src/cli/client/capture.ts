@@ -10,7 +10,7 @@ import {
   withTranscriptModels,
 } from 'cairn-store-sdk';
 import type { Command } from 'commander';
-import { withExamples } from '../help.js';
+import { fitted, withExamples } from '../help.js';
 import { UsageError } from '../usage-error.js';
 import { claudeDir, defaultSettingsPath, HOOK_MARKER, installHook, uninstallHook } from './claude-settings.js';
 import { configPath, nonEmpty } from './config-file.js';
@@ -53,17 +53,19 @@ export function registerCaptureCommands(program: Command): void {
       .option('--agent <id>', 'agent label (else CAIRN_AGENT_ID, else claude-code)')
       .addHelpText(
         'after',
-        `
+        fitted(
+          `
 The hook runs \`cairn capture claude-code --from-hook end\` when a session ends; it pushes the
 session's transcript with --transcript, the session id as --session and metadata capture=end,
 plus model, model_source=transcript and models_used read from the transcript. It uses your saved
 login (\`cairn login\`, or CAIRN_API_KEY in Claude Code's environment); no key is written to the
 settings file. Transcripts are stored as they are: Cairn does not redact secrets in them.`,
+        ),
       ),
     [
       'cairn capture claude-code --install',
       'cairn capture claude-code --snapshot',
-      'cairn capture claude-code --snapshot --session-id 3f1c9a2e-5b7d-4e1a-9c0b-2d6f8e4a1b3c',
+      'cairn capture claude-code --snapshot --session-id 3f1c9a2e-…',
       'cairn capture claude-code --uninstall',
     ],
   ).action(clientAction(captureClaudeCode, { needsKey: false }));

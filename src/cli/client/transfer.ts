@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../usage-error.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
 import { formatBytes, formatUntil } from './format.js';
-import { parseLinkExpiry } from './parse.js';
+import { parseArtifactId, parseLinkExpiry } from './parse.js';
 import { createProgress, type Progress } from './progress.js';
 
 /** download, download-url and link. */
@@ -17,7 +17,7 @@ export function registerTransferCommands(program: Command): void {
     program
       .command('download')
       .description("Save an artifact's bytes (default: its filename in the current folder).")
-      .argument('<id>')
+      .argument('<id>', 'artifact id (art_…)', parseArtifactId)
       .option('-o, --output <path>', "file or folder to write, or '-' for stdout")
       .option('-f, --force', 'overwrite an existing file'),
     [
@@ -32,11 +32,14 @@ export function registerTransferCommands(program: Command): void {
     program
       .command('download-url')
       .description('Print private download URLs (one hour, no key needed), one line per id in order.')
-      .argument('<ids...>'),
+      .argument('<ids...>', 'artifact ids (art_…)', (v: string, previous: string[] = []) => [
+        ...previous,
+        parseArtifactId(v),
+      ]),
     [
       'cairn download-url art_XXXXXXXXXXXXXXXX',
-      'cairn download-url art_XXXXXXXXXXXXXXXX art_YYYYYYYYYYYYYYYY | xargs -n1 curl -sO',
-      'cairn download-url art_X art_Y --json | jq -r ".download_urls[].download_url"',
+      'cairn download-url art_XXXXXXXXXXXXXXXX art_YYYYYYYYYYYYYYYY | xargs curl -O',
+      'cairn download-url art_X --json | jq -r ".download_urls[].download_url"',
     ],
   ).action(clientAction(downloadUrls));
 
@@ -44,7 +47,7 @@ export function registerTransferCommands(program: Command): void {
     program
       .command('link')
       .description('Create a temporary download link anyone can open (no key needed).')
-      .argument('<id>')
+      .argument('<id>', 'artifact id (art_…)', parseArtifactId)
       .option('--expires <duration>', 'lifetime: 7d, 12h, 30m or 3600s (default 7d, max 30d)', parseLinkExpiry),
     [
       'cairn link art_XXXXXXXXXXXXXXXX',
