@@ -46,6 +46,31 @@ export function runToExit(args: string[], env: Record<string, string>, boundMs =
   });
 }
 
+/**
+ * Runs any command to its end with exactly `env`, `input` on stdin (then closed), and collects
+ * its output. Asynchronous on purpose: a server under test in this process keeps answering.
+ */
+export function runCommand(
+  command: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string>; input?: string },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
 export interface ServeProcess {
   child: ChildProcess;
   apiUrl: string;
