@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 
@@ -44,6 +45,15 @@ export function runToExit(args: string[], env: Record<string, string>, boundMs =
       resolve({ code, stdout, stderr, killed });
     });
   });
+}
+
+/**
+ * Writes a `cairn` into `dir` that runs this checkout's bin/cairn.js with this Node: put `dir`
+ * first on a child's PATH and `cairn` runs by name, as after `npm link`.
+ */
+export async function writeCairnShim(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'cairn'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`, { mode: 0o755 });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmod, copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -8,7 +8,7 @@ import { HOOK_MARKER, HOOK_TIMEOUT_SECONDS } from '../../src/cli/client/claude-s
 import { TOOLS_BY_NAME } from '../../src/mcp/tools.js';
 import { cliWorkspace, expectOk } from '../helpers/cli.js';
 import type { Rec } from '../helpers/e2e.js';
-import { BIN, runCommand } from '../helpers/process.js';
+import { runCommand, writeCairnShim } from '../helpers/process.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -44,9 +44,7 @@ beforeAll(async () => {
   srv = await startTestServer();
   ws = await cliWorkspace(srv.apiUrl);
   shimDir = path.join(ws.work, 'bin');
-  await mkdir(shimDir);
-  await writeFile(path.join(shimDir, 'cairn'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`);
-  await chmod(path.join(shimDir, 'cairn'), 0o755);
+  await writeCairnShim(shimDir);
 });
 afterAll(async () => {
   await srv?.close();
