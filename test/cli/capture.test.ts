@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliWorkspace, expectOk, okJson } from '../helpers/cli.js';
 import type { Rec } from '../helpers/e2e.js';
+import { runCommand } from '../helpers/process.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -73,22 +73,11 @@ describe('push --transcript reads the models', { timeout: 120_000 }, () => {
 
 /** Runs a hook command the way Claude Code does: through a shell, the hook input on stdin. */
 function runHook(command: string, input: unknown): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], {
-      cwd: ws.work,
-      env: { ...process.env, ...env(), CAIRN_CONFIG_DIR: ws.configDir, CAIRN_API_URL: server.apiUrl },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(JSON.stringify(input));
+  const hookEnv = { ...(process.env as Record<string, string>), ...env(), CAIRN_CONFIG_DIR: ws.configDir };
+  return runCommand('sh', ['-c', command], {
+    cwd: ws.work,
+    env: { ...hookEnv, CAIRN_API_URL: server.apiUrl },
+    input: JSON.stringify(input),
   });
 }
 

@@ -72,6 +72,7 @@ describe('the client side loads no server module', () => {
     [['push', 'note.md', '--session', 'light', '--json']],
     [['whoami']],
     [['sessions']],
+    [['capture', 'codex', '--help']],
   ])('cairn %j', async (args) => {
     const modules = await modulesOf(args);
     expect(modules.length).toBeGreaterThan(3);
@@ -88,7 +89,9 @@ describe('the client side loads no server module', () => {
     expect(ls).not.toContain(FETCH_STACK);
     // Only the module of its own word: no other command's definitions.
     expect(
-      ls.filter((m) => /\/dist\/cli\/(serve|admin|mcp)\.js|\/dist\/cli\/client\/(push|capture)\.js/.test(m)),
+      ls.filter((m) =>
+        /\/dist\/cli\/(serve|admin|mcp)\.js|\/dist\/cli\/client\/(push|capture[a-z-]*|codex-rollout)\.js/.test(m),
+      ),
     ).toEqual([]);
   });
 

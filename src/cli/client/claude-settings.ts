@@ -16,6 +16,18 @@ import { nonEmpty } from './config-file.js';
 /** Every command Cairn installs contains this; it is how our entry is found again. */
 export const HOOK_MARKER = 'capture claude-code --from-hook end';
 
+/**
+ * The hook's own time budget, in seconds. Claude Code (2.1) cancels SessionEnd hooks after 1.5 s
+ * unless a hook asks for more (up to 60 s are honoured): a push of a long transcript from a slow
+ * link takes longer than that, and a cancelled hook stores nothing.
+ */
+export const HOOK_TIMEOUT_SECONDS = 30;
+
+/** The hook group Cairn adds to `hooks.SessionEnd`. */
+export const hookGroup = (command: string) => ({
+  hooks: [{ type: 'command', command, timeout: HOOK_TIMEOUT_SECONDS }],
+});
+
 /** $CLAUDE_CONFIG_DIR, else ~/.claude. */
 export function claudeDir(env: NodeJS.ProcessEnv = process.env): string {
   return nonEmpty(env.CLAUDE_CONFIG_DIR) ?? path.join(homedir(), '.claude');
@@ -95,11 +107,14 @@ export type InstallOutcome = { changed: false } | { changed: true; backup: strin
 export async function installHook(file: string, command: string, stateFile: string): Promise<InstallOutcome> {
   const { settings, existed, mode } = await readSettings(file);
   const list = sessionEndList(settings, file);
-  if (list?.some(isOurGroup)) return { changed: false };
+  const group = hookGroup(command);
+  const ours = list?.findIndex(isOurGroup) ?? -1;
+  if (ours >= 0 && JSON.stringify(list?.[ours]) === JSON.stringify(group)) return { changed: false };
   const createdHooks = settings.hooks === undefined;
   const createdSessionEnd = list === undefined;
   const hooks = (settings.hooks ?? {}) as Json;
-  hooks.SessionEnd = [...(list ?? []), { hooks: [{ type: 'command', command }] }];
+  // An entry of an older install (without the time budget, another path) is replaced where it stands.
+  hooks.SessionEnd = ours >= 0 ? list?.map((g, i) => (i === ours ? group : g)) : [...(list ?? []), group];
   settings.hooks = hooks;
 
   let backup: string | null = null;
@@ -108,7 +123,8 @@ export async function installHook(file: string, command: string, stateFile: stri
     await copyFile(file, backup);
   }
   const state = await readState(stateFile);
-  state.files[path.resolve(file)] = { createdFile: !existed, createdHooks, createdSessionEnd };
+  // Replacing our own entry keeps what the first install recorded it had created.
+  if (ours < 0) state.files[path.resolve(file)] = { createdFile: !existed, createdHooks, createdSessionEnd };
   await writeJson(stateFile, state, 0o600);
   await writeJson(file, settings, mode);
   return { changed: true, backup };
