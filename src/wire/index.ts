@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Health, WhoAmI } from './account.js';
+import { ArchiveUrl } from './archives.js';
 import {
   ArtifactList,
   ArtifactRecord,
@@ -34,6 +35,7 @@ import {
 } from './sharing.js';
 
 export * from './account.js';
+export * from './archives.js';
 export * from './artifacts.js';
 export * from './common.js';
 export * from './pages.js';
@@ -65,6 +67,7 @@ export const components: TSchema[] = [
   UploadReceipt,
   DownloadUrl,
   BatchDownloadUrls,
+  ArchiveUrl,
   LinkRecord,
   ListedLink,
   LinkList,

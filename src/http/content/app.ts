@@ -3,6 +3,7 @@ import type { Core } from '../../core/index.js';
 import { installErrorHandling } from '../errors/handler.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { installPublicHeaders } from '../public-headers.js';
+import { archiveRoutes } from './archive-route.js';
 import { PageDocuments } from './page-documents.js';
 import { contentPageRoutes, pageNotFound } from './pages.js';
 import { serveArtifactBytes } from './serve-bytes.js';
@@ -47,6 +48,9 @@ export async function buildContentApp(core: Core, opts: ListenerOptions): Promis
       return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
     },
   });
+
+  // Signed archive URLs from GET /v1/sessions/{id}/archive and GET /v1/artifacts/archive.
+  archiveRoutes(app, core, gone);
 
   // Shareable download links: {download_origin}/lnk_<id>.
   // GET and HEAD explicitly: Fastify's automatic HEAD route would reset Content-Length to 0.
