@@ -32,6 +32,8 @@ import {
   LinkRecord,
   ListedLink,
   RevokeLinkResult,
+  SessionLinkList,
+  SessionLinkRecord,
 } from './sharing.js';
 
 export * from './account.js';
@@ -71,6 +73,8 @@ export const components: TSchema[] = [
   LinkRecord,
   ListedLink,
   LinkList,
+  SessionLinkRecord,
+  SessionLinkList,
   RevokeLinkResult,
   DeleteResult,
   SealResult,

@@ -355,6 +355,7 @@ describe.each(BACKENDS)('archives on the $name', (backend) => {
     // The API origin serves no archive bytes.
     expect((await fetch(`${s.apiUrl}${url.pathname}`)).status).toBe(404);
     // Fresh content at fetch time: an artifact added after the call is in the archive.
+    clock.advance(1000);
     await put(s.apiUrl, key, 'later', { filename: 'later.txt', session_id: 'signed-run' });
     const later = await download(url.href);
     try {

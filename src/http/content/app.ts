@@ -3,7 +3,7 @@ import type { Core } from '../../core/index.js';
 import { installErrorHandling } from '../errors/handler.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { installPublicHeaders } from '../public-headers.js';
-import { archiveRoutes } from './archive-route.js';
+import { archiveRoutes, sendSessionArchive } from './archive-route.js';
 import { PageDocuments } from './page-documents.js';
 import { contentPageRoutes, pageNotFound } from './pages.js';
 import { serveArtifactBytes } from './serve-bytes.js';
@@ -60,8 +60,11 @@ export async function buildContentApp(core: Core, opts: ListenerOptions): Promis
     handler: async (request, reply) => {
       const { linkId } = request.params as { linkId: string };
       const found = await core.sharing.resolveLink(linkId);
-      if (!found) return reply.status(404).send(gone(request));
-      return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
+      if (found) return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
+      // A session link serves the session's archive, of what it holds now.
+      const session = await core.sharing.resolveSessionLink(linkId);
+      if (!session) return reply.status(404).send(gone(request));
+      return sendSessionArchive(core, request, reply, session);
     },
   });
 

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ArchivePlan } from '../../core/archives.js';
+import { type ArchivePlan, sessionScope } from '../../core/archives.js';
+import { invalid } from '../../core/errors.js';
 import type { Core } from '../../core/index.js';
+import type { ServableSession } from '../../core/sharing.js';
 import { LOCKED_DOWN_CSP } from '../public-headers.js';
 import { contentDisposition } from './serve-bytes.js';
 
@@ -17,6 +19,16 @@ export async function sendArchive(
   reply: FastifyReply,
   plan: ArchivePlan,
 ): Promise<FastifyReply> {
+  reply
+    .header('Content-Type', TYPES[plan.format])
+    .header('Content-Disposition', contentDisposition('attachment', plan.filename))
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('Content-Security-Policy', LOCKED_DOWN_CSP)
+    .header('X-Robots-Tag', 'noindex, nofollow')
+    .header('Referrer-Policy', 'no-referrer')
+    .header('Cache-Control', 'private, no-store');
+  // HEAD (a session link's URL) says what it is without building anything.
+  if (request.method === 'HEAD') return reply.status(200).send();
   const release = core.archives.takeStream(plan.tenant.id);
   reply.raw.once('close', release);
   try {
@@ -25,14 +37,6 @@ export async function sendArchive(
     body.stream.on('error', (err) => {
       request.log.warn({ err: String(err) }, 'archive stream failed part-way');
     });
-    reply
-      .header('Content-Type', TYPES[plan.format])
-      .header('Content-Disposition', contentDisposition('attachment', plan.filename))
-      .header('X-Content-Type-Options', 'nosniff')
-      .header('Content-Security-Policy', LOCKED_DOWN_CSP)
-      .header('X-Robots-Tag', 'noindex, nofollow')
-      .header('Referrer-Policy', 'no-referrer')
-      .header('Cache-Control', 'private, no-store');
     if (body.length !== null) reply.header('Content-Length', String(body.length));
     return reply.status(200).send(body.stream);
   } catch (err) {
@@ -49,4 +53,19 @@ export function archiveRoutes(app: FastifyInstance, core: Core, gone: (request: 
     if (!plan) return reply.status(404).send(gone(request));
     return sendArchive(core, request, reply, plan);
   });
+}
+
+/** A session link's archive: zip, or `?format=tar.gz`. */
+export async function sendSessionArchive(
+  core: Core,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { link, tenant }: ServableSession,
+): Promise<FastifyReply> {
+  const { format = 'zip', ...rest } = request.query as Record<string, unknown>;
+  if ((format !== 'zip' && format !== 'tar.gz') || Object.keys(rest).length > 0) {
+    throw invalid('A session link takes only format=zip (the default) or format=tar.gz.');
+  }
+  const plan = await core.archives.plan(tenant, format, sessionScope(link.sessionId));
+  return sendArchive(core, request, reply, plan);
 }

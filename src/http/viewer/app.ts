@@ -4,6 +4,7 @@ import { installErrorHandling } from '../errors/handler.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { installPublicHeaders } from '../public-headers.js';
 import { sendNotFound, viewerPageRoutes } from './pages.js';
+import { sessionLinkRoutes } from './session-link.js';
 
 /** The viewer origin: public page shells at `/a/<slug>` (added by the pages feature). */
 export async function buildViewerApp(core: Core, opts: ListenerOptions): Promise<FastifyInstance> {
@@ -17,6 +18,7 @@ export async function buildViewerApp(core: Core, opts: ListenerOptions): Promise
   installPublicHeaders(app);
   app.get('/health', async () => ({ status: 'ok' }));
   viewerPageRoutes(app, core);
+  sessionLinkRoutes(app, core);
   for (const plugin of opts.plugins ?? []) await plugin(app, core);
   return app;
 }

@@ -4,7 +4,16 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Core } from '../../../core/index.js';
 import type { ArchiveUrl } from '../../../wire/archives.js';
 import { callerOf } from '../../auth.js';
-import { authErrors, errorResponse, ListArtifactsQuery, SessionIdParams } from '../schemas.js';
+import {
+  authErrors,
+  CreateLinkBody,
+  errorResponse,
+  ListArtifactsQuery,
+  ListLinksQuery,
+  SessionIdParams,
+  SessionLinkList,
+  SessionLinkRecord,
+} from '../schemas.js';
 
 const auth = { auth: true } as const;
 const security = [{ bearer: [] }];
@@ -90,5 +99,61 @@ export function archiveRoutes(instance: FastifyInstance, core: Core): void {
     },
     async (request, reply) =>
       seeOther(reply, await core.archives.listArchiveUrl(callerOf(request), request.query as never)),
+  );
+
+  app.post(
+    '/v1/sessions/:id/links',
+    {
+      config: auth,
+      schema: {
+        operationId: 'createSessionLink',
+        summary: 'Create a shareable link to a sealed session',
+        description:
+          'A link anyone can open without a key: `url` is its page on the viewer origin (the session’s files with ' +
+          'their sizes and a “download all” button), `archive_url` the archive itself (zip, or `?format=tar.gz`). ' +
+          'Only for a sealed session, so that what it serves cannot grow; deleted and expired artifacts drop out of ' +
+          'it. Lifetime (default 7 days, at most 30, as `expires_in` seconds or a `ttl` duration), the plan’s cap of ' +
+          'active links, listing and revoking (`DELETE /v1/links/{link_id}`) are those of artifact links.',
+        tags: ['sessions'],
+        security,
+        params: SessionIdParams,
+        body: Type.Ref(CreateLinkBody),
+        response: {
+          201: Type.Ref(SessionLinkRecord, { description: 'The new link.' }),
+          ...authErrors,
+          400: errorResponse('`invalid_request`: the session is not sealed, or a bad lifetime.'),
+          404: errorResponse('`session_not_found`: no artifact names this session in your tenant.'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const link = await core.sharing.createSessionLink(callerOf(request), request.params.id, {
+        expiresIn: request.body.expires_in,
+        ttl: request.body.ttl,
+      });
+      return reply.status(201).send(link);
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id/links',
+    {
+      config: auth,
+      schema: {
+        operationId: 'listSessionLinks',
+        summary: "List a session's live share links",
+        description: 'Unexpired, unrevoked links of the session, newest first, keyset-paginated.',
+        tags: ['sessions'],
+        security,
+        params: SessionIdParams,
+        querystring: ListLinksQuery,
+        response: {
+          200: Type.Ref(SessionLinkList, { description: 'A page of live links.' }),
+          ...authErrors,
+          404: errorResponse('`session_not_found`: no artifact names this session in your tenant.'),
+        },
+      },
+    },
+    async (request) => core.sharing.listSessionLinks(callerOf(request), request.params.id, request.query),
   );
 }
