@@ -13,6 +13,7 @@ from urllib.parse import quote
 from . import resumable as _tus
 from .errors import ArtifactAlreadyDeletedError, CairnError, NotFoundError, ServerError
 from .models import (
+    ArchiveUrl,
     Artifact,
     ArtifactPage,
     DeleteResult,
@@ -26,6 +27,8 @@ from .models import (
     RevokeLinkResult,
     SealResult,
     Session,
+    SessionLink,
+    SessionLinkPage,
     SessionPage,
     UnlockResult,
     UnpublishResult,
@@ -89,6 +92,41 @@ def _metadata_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value)  # true/false/numbers as their JSON text, as the server compares
+
+
+def _filters(
+    session_id: Optional[str],
+    agent_id: Optional[str],
+    filename: Optional[str],
+    content_type: Optional[str],
+    created_after: TimeArg,
+    created_before: TimeArg,
+    transcript: Optional[bool],
+    metadata: Optional[Mapping[str, Any]],
+) -> List[Tuple[str, Any]]:
+    """The list's filters as query pairs (``metadata`` as ``metadata.<key>`` pairs)."""
+    query: List[Tuple[str, Any]] = [
+        ("session_id", session_id),
+        ("agent_id", agent_id),
+        ("filename", filename),
+        ("content_type", content_type),
+        ("created_after", _time(created_after)),
+        ("created_before", _time(created_before)),
+        ("transcript", True if transcript else None),
+    ]
+    for key, value in (metadata or {}).items():
+        query.append((f"metadata.{key}", _metadata_value(value)))
+    return query
+
+
+def _lifetime(expires_in: Optional[int], ttl: Optional[str]) -> Dict[str, Any]:
+    """A link's lifetime as its request body: ``expires_in`` seconds or a ``ttl`` duration."""
+    body: Dict[str, Any] = {}
+    if expires_in is not None:
+        body["expires_in"] = int(expires_in)
+    if ttl is not None:
+        body["ttl"] = ttl
+    return body
 
 
 def _upload_fields(
@@ -611,19 +649,9 @@ class Cairn:
 
         Pass ``page.next_cursor`` as ``cursor`` for the next page, or use :meth:`iter_artifacts`.
         """
-        query: List[Tuple[str, Any]] = [
-            ("cursor", cursor),
-            ("limit", limit),
-            ("session_id", session_id),
-            ("agent_id", agent_id),
-            ("filename", filename),
-            ("content_type", content_type),
-            ("created_after", _time(created_after)),
-            ("created_before", _time(created_before)),
-            ("transcript", True if transcript else None),
-        ]
-        for key, value in (metadata or {}).items():
-            query.append((f"metadata.{key}", _metadata_value(value)))
+        query = [("cursor", cursor), ("limit", limit)] + _filters(
+            session_id, agent_id, filename, content_type, created_after, created_before, transcript, metadata
+        )
         return ArtifactPage.from_dict(self._t.request("GET", "/v1/artifacts", query=query).json())
 
     def iter_artifacts(self, *, page_size: Optional[int] = 200, **filters: Any) -> Iterator[Artifact]:
@@ -730,11 +758,7 @@ class Cairn:
         Retried only on 429 (refused before anything happened): after a 5xx or network error the
         link may or may not exist, so that is raised.
         """
-        body: Dict[str, Any] = {}
-        if expires_in is not None:
-            body["expires_in"] = int(expires_in)
-        if ttl is not None:
-            body["ttl"] = ttl
+        body = _lifetime(expires_in, ttl)
         resp = self._t.request(
             "POST", f"/v1/artifacts/{_seg(artifact_id)}/links", json_body=body, policy=RATE_LIMIT_ONLY
         )
@@ -806,6 +830,86 @@ class Cairn:
     def iter_sessions(self, *, page_size: Optional[int] = 200, **filters: Any) -> Iterator[Session]:
         """Every session, fetching page after page."""
         return _every_item(self.sessions, lambda page: page.sessions, page_size, filters)
+
+    # -- archives and session links -----------------------------------------------------
+
+    def session_archive_url(self, session_id: str, *, format: str = "zip") -> ArchiveUrl:
+        """A signed URL (one hour, no key needed) of the session's live artifacts as one archive.
+
+        ``format`` is ``"zip"`` (entries stored, exact length) or ``"tar.gz"``; the archive's first
+        entry, ``manifest.json``, lists each file's artifact id, name, type, size and SHA-256. The
+        call counts as one request; fetching the URL counts none.
+        """
+        resp = self._t.request(
+            "GET", f"/v1/sessions/{_seg(session_id)}/archive", query=[("format", format)], see_other=True
+        )
+        return ArchiveUrl.from_dict(resp.json())
+
+    def archive_url(
+        self,
+        *,
+        format: str = "zip",
+        session_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        filename: Optional[str] = None,
+        content_type: Optional[str] = None,
+        created_after: TimeArg = None,
+        created_before: TimeArg = None,
+        transcript: Optional[bool] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+    ) -> ArchiveUrl:
+        """The same for every artifact the filters of :meth:`list` match (at most 10,000)."""
+        query = [("format", format)] + _filters(
+            session_id, agent_id, filename, content_type, created_after, created_before, transcript, metadata
+        )
+        return ArchiveUrl.from_dict(self._t.request("GET", "/v1/artifacts/archive", query=query, see_other=True).json())
+
+    def download_session(self, session_id: str, dest: PathLike, *, format: str = "zip") -> str:
+        """Streams the session's archive to the file ``dest`` (via a temp file renamed at the end,
+        so a failed download leaves nothing) and returns its path. Memory stays flat."""
+        return self.download_archive(self.session_archive_url(session_id, format=format).archive_url, dest)
+
+    def download_archive(self, url: str, dest: PathLike) -> str:
+        """Streams an archive URL (:meth:`archive_url`, :meth:`session_archive_url` or a session
+        link's ``archive_url``) to the file ``dest`` and returns its path."""
+        target = os.fspath(dest)
+        folder = os.path.dirname(os.path.abspath(target))
+        fd, tmp = tempfile.mkstemp(prefix=".cairn-", suffix=".part", dir=folder)
+        try:
+            with os.fdopen(fd, "w+b") as fh:
+                sink = _DownloadSink(fh)
+                resp = self._t.request("GET", url, auth=False, sink=sink)
+                length = resp.headers.get("content-length")
+                if length is not None and sink.count != int(length):
+                    raise CairnError(f"archive download ended after {sink.count} of {length} bytes", code="network_error")
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return target
+
+    def create_session_link(
+        self, session_id: str, expires_in: Optional[int] = None, *, ttl: Optional[str] = None
+    ) -> SessionLink:
+        """A link anyone can open to a *sealed* session: ``url`` is a page listing its files with
+        a "download all" button, ``archive_url`` the archive. Lifetime, the plan's cap and
+        :meth:`revoke_link` as for :meth:`create_link`; retried only on 429."""
+        body = _lifetime(expires_in, ttl)
+        resp = self._t.request(
+            "POST", f"/v1/sessions/{_seg(session_id)}/links", json_body=body, policy=RATE_LIMIT_ONLY
+        )
+        return SessionLink.from_dict(resp.json())
+
+    def session_links(
+        self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> SessionLinkPage:
+        """One page of the session's live share links, newest first."""
+        query = [("cursor", cursor), ("limit", limit)]
+        resp = self._t.request("GET", f"/v1/sessions/{_seg(session_id)}/links", query=query)
+        return SessionLinkPage.from_dict(resp.json())
 
     def seal(self, session_id: str) -> SealResult:
         """Seals a session (irreversible); later uploads naming it raise :class:`SessionSealedError`."""

@@ -1,4 +1,5 @@
 import { AccessService } from './access.js';
+import { ArchiveService } from './archives.js';
 import { ArtifactService } from './artifacts.js';
 import type { CoreDeps } from './context.js';
 import { PageService } from './pages.js';
@@ -28,6 +29,8 @@ export interface Core {
   resumable: ResumableUploadService;
   artifacts: ArtifactService;
   sharing: SharingService;
+  /** Archives of a session or of a list query's matches. */
+  archives: ArchiveService;
   sessions: SessionService;
   pages: PageService;
   sweeper: Sweeper;
@@ -51,6 +54,7 @@ export function createCore(deps: CoreDeps): Core {
     resumable: new ResumableUploadService(deps, uploads),
     artifacts: new ArtifactService(deps),
     sharing: new SharingService(deps),
+    archives: new ArchiveService(deps),
     sessions: new SessionService(deps),
     pages,
     sweeper: new Sweeper(deps),

@@ -86,6 +86,10 @@ export const LIMITS = {
   downloadUrlSeconds: 3600,
   /** Artifact ids in one `POST /v1/artifacts/batch/download-urls`. */
   batchDownloadUrls: 20,
+  /** Artifacts in one archive (`GET /v1/sessions/{id}/archive`, `GET /v1/artifacts/archive`). */
+  archiveArtifacts: 10_000,
+  /** How long a signed archive URL stays valid. */
+  archiveUrlSeconds: 3600,
   idempotencySeconds: DAY,
   /** How long a revoked link is remembered, so that revoking it again answers its owner the same. */
   revokedLinkRetentionSeconds: DAY,

@@ -34,6 +34,8 @@ export type CairnApi = Pick<
   | 'requestUploadUrl'
   | 'completeUpload'
   | 'createLink'
+  | 'createSessionLink'
+  | 'getSessionArchiveUrl'
   | 'listLinks'
   | 'revokeLink'
   | 'deleteArtifact'

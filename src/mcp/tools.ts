@@ -2,7 +2,6 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CairnError } from 'cairn-store-sdk';
 import { nodeCrypto } from 'cairn-store-sdk/internal';
 import { z } from 'zod';
-import { durationSeconds } from '../shared/duration.js';
 import { INLINE_LIMIT_TEXT, LARGE_LIMIT_TEXT, SINGLE_LIMIT_TEXT } from '../shared/upload-limits.js';
 import {
   agentId,
@@ -19,6 +18,7 @@ import {
   ttl,
 } from './context.js';
 import { exampleCall, failureFrom, invalid, ok, zodFailure } from './results.js';
+import { checkLinkLifetime, LINK_LIFETIME, SESSION_TOOLS } from './session-tools.js';
 import { storeArtifact } from './store.js';
 
 /**
@@ -27,9 +27,6 @@ import { storeArtifact } from './store.js';
  * non-idempotent create_download_link gets exactly one attempt; store_artifact and request_upload_url
  * send an Idempotency-Key (the caller's or a fresh UUID), which makes their repeats safe.
  */
-
-/** The longest a share link lives (the API refuses more). */
-const LINK_MAX_SECONDS = 2_592_000;
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const WRITE_IDEMPOTENT = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -267,34 +264,12 @@ export const TOOLS: readonly ToolDef[] = [
     destructive: true,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     verifyOnAmbiguity: 'Ask the user whether a link arrived, or check active_links with whoami before any new call.',
-    input: {
-      artifact_id: artifactId,
-      ttl: z
-        .string()
-        .trim()
-        .regex(/^[1-9]\d*[smhd]$/, 'must be a count of s, m, h or d, e.g. "3d", "12h" or "90m" (at most "30d")')
-        .optional()
-        .describe('Lifetime as a duration, e.g. "3d" or "12h" (at most "30d"). Instead of expires_in.'),
-      expires_in: z
-        .number()
-        .int()
-        .min(1)
-        .max(LINK_MAX_SECONDS)
-        .optional()
-        .describe('Lifetime in seconds, 1-2592000, e.g. 259200 for 3 days (default 604800). Instead of ttl.'),
-    },
-    validate: (args) => {
-      if (args.ttl !== undefined && args.expires_in !== undefined) {
-        return 'give the lifetime once: ttl (e.g. "3d") or expires_in (seconds), not both.';
-      }
-      const seconds = args.ttl === undefined ? null : durationSeconds(args.ttl);
-      return seconds !== null && seconds > LINK_MAX_SECONDS
-        ? `ttl "${args.ttl}" is longer than a share link may live (30 days: "30d").`
-        : null;
-    },
+    input: { artifact_id: artifactId, ...LINK_LIFETIME },
+    validate: checkLinkLifetime,
     run: async (args, ctx) =>
       ok(await ctx.client.createLink(args.artifact_id, { expiresIn: args.expires_in, ttl: args.ttl })),
   }),
+  ...SESSION_TOOLS,
   defineTool({
     name: 'list_links',
     title: "List an artifact's share links",

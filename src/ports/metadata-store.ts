@@ -24,6 +24,7 @@ export type {
   ArtifactStatus,
   LinkRow,
   PageRow,
+  SessionLinkRow,
   SessionRow,
   TenantRow,
 } from './metadata-records.js';

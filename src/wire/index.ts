@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Health, WhoAmI } from './account.js';
+import { ArchiveUrl } from './archives.js';
 import {
   ArtifactList,
   ArtifactRecord,
@@ -31,9 +32,12 @@ import {
   LinkRecord,
   ListedLink,
   RevokeLinkResult,
+  SessionLinkList,
+  SessionLinkRecord,
 } from './sharing.js';
 
 export * from './account.js';
+export * from './archives.js';
 export * from './artifacts.js';
 export * from './common.js';
 export * from './pages.js';
@@ -65,9 +69,12 @@ export const components: TSchema[] = [
   UploadReceipt,
   DownloadUrl,
   BatchDownloadUrls,
+  ArchiveUrl,
   LinkRecord,
   ListedLink,
   LinkList,
+  SessionLinkRecord,
+  SessionLinkList,
   RevokeLinkResult,
   DeleteResult,
   SealResult,

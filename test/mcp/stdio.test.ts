@@ -19,8 +19,9 @@ const READ_TOOLS = [
   'get_artifact_download_urls',
   'list_sessions',
   'list_links',
+  'get_session_archive_url',
 ];
-const DESTRUCTIVE = ['create_download_link', 'revoke_link', 'delete_artifact', 'seal_session'];
+const DESTRUCTIVE = ['create_download_link', 'create_session_link', 'revoke_link', 'delete_artifact', 'seal_session'];
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
 let srv: TestServer;

@@ -4,6 +4,8 @@ import { artifactsQuery, sessionsQuery } from './query.js';
 import { lacksTranscriptModels, scanTranscriptFile, scanTranscriptText, withTranscriptModels } from './transcript.js';
 import { type Call, followedUncertainAttempt, Transport } from './transport.js';
 import type {
+  ArchiveFormat,
+  ArchiveUrl,
   ArtifactList,
   ArtifactRecord,
   BatchDownloadUrls,
@@ -27,6 +29,8 @@ import type {
   ResumableUploadOptions,
   RevokeLinkResult,
   SealResult,
+  SessionLinkList,
+  SessionLinkRecord,
   SessionList,
   SessionRecord,
   StreamBody,
@@ -249,17 +253,8 @@ export class CairnClient {
   /** The artifact's bytes as a stream, fetched from the signed URL (no API key goes to the content origin). */
   async download(id: string): Promise<DownloadResult> {
     const info = await this.getDownloadUrl(id);
-    const res = await this.http.send({
-      method: 'GET',
-      path: info.download_url,
-      absolute: true,
-      auth: false,
-      idempotent: true,
-      streamResponse: true,
-    });
-    if (!res.body)
-      throw new CairnError({ code: 'invalid_response', message: 'Download had no body.', status: res.status });
-    return { body: res.body, sizeBytes: info.size_bytes, filename: info.filename, contentType: info.content_type };
+    const { body } = await this.fetchSigned(info.download_url);
+    return { body, sizeBytes: info.size_bytes, filename: info.filename, contentType: info.content_type };
   }
 
   /** Streams to a temporary file next to `path`, then renames it into place. */
@@ -367,6 +362,84 @@ export class CairnClient {
       (page) => page.sessions,
       q.cursor,
     );
+  }
+
+  /**
+   * A signed URL (one hour, no key needed) of the session's live artifacts as one archive, with
+   * manifest.json; `format` zip (default) or tar.gz. The call counts as one request.
+   */
+  getSessionArchiveUrl(id: string, opts: { format?: ArchiveFormat } = {}): Promise<ArchiveUrl> {
+    return this.http.json({
+      method: 'GET',
+      path: `/v1/sessions/${seg(id)}/archive`,
+      query: { format: opts.format },
+      idempotent: true,
+      seeOther: true,
+    });
+  }
+
+  /** The same for every artifact a list query matches (its filters; no cursor or limit). */
+  getArchiveUrl(q: Omit<ListArtifactsQuery, 'cursor' | 'limit'> = {}, opts: { format?: ArchiveFormat } = {}) {
+    return this.http.json<ArchiveUrl>({
+      method: 'GET',
+      path: '/v1/artifacts/archive',
+      query: { ...artifactsQuery(q), format: opts.format },
+      idempotent: true,
+      seeOther: true,
+    });
+  }
+
+  /**
+   * Streams a session's archive into `path` (through a temporary file renamed into place, so a
+   * failed download leaves nothing); `onProgress(bytes, total)` as it arrives (total known for zip).
+   */
+  async downloadSessionArchive(
+    id: string,
+    path: string,
+    opts: DownloadToFileOptions & { format?: ArchiveFormat } = {},
+  ): Promise<{ path: string; sizeBytes: number; archive: ArchiveUrl }> {
+    const archive = await this.getSessionArchiveUrl(id, opts.format ? { format: opts.format } : {});
+    return { ...(await this.archiveToFile(archive.archive_url, path, opts)), archive };
+  }
+
+  /** Streams an archive URL (of `getArchiveUrl`, `getSessionArchiveUrl` or a session link) into `path`. */
+  async archiveToFile(url: string, path: string, opts: DownloadToFileOptions = {}) {
+    const { body, length } = await this.fetchSigned(url);
+    const { streamToFile } = await import('./downloads.js');
+    const written = await streamToFile(body, path, length, opts);
+    return { path, sizeBytes: written };
+  }
+
+  /** GETs a signed URL of the content origin (no API key goes there), its body as a stream. */
+  private async fetchSigned(url: string): Promise<{ body: ReadableStream<Uint8Array>; length: number | null }> {
+    const res = await this.http.send({
+      method: 'GET',
+      path: url,
+      absolute: true,
+      auth: false,
+      idempotent: true,
+      streamResponse: true,
+    });
+    if (!res.body)
+      throw new CairnError({ code: 'invalid_response', message: 'Download had no body.', status: res.status });
+    const length = res.headers.get('content-length');
+    return { body: res.body, length: length === null ? null : Number(length) };
+  }
+
+  /**
+   * A link anyone can open to a sealed session: its viewer page lists the files and downloads
+   * them all. Lifetime, cap and revoke (`revokeLink`) as artifact links. Never retried.
+   */
+  createSessionLink(id: string, opts: { expiresIn?: number; ttl?: string } = {}): Promise<SessionLinkRecord> {
+    const json: Record<string, unknown> = {};
+    if (opts.expiresIn !== undefined) json.expires_in = opts.expiresIn;
+    if (opts.ttl !== undefined) json.ttl = opts.ttl;
+    return this.http.json({ method: 'POST', path: `/v1/sessions/${seg(id)}/links`, json, idempotent: false });
+  }
+
+  /** The session's live links, newest first (one page). */
+  listSessionLinks(id: string, q: ListLinksQuery = {}): Promise<SessionLinkList> {
+    return this.get(`/v1/sessions/${seg(id)}/links`, { cursor: q.cursor, limit: q.limit?.toString() });
   }
 
   sealSession(id: string): Promise<SealResult> {

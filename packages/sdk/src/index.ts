@@ -10,6 +10,8 @@ export {
   withTranscriptModels,
 } from './transcript.js';
 export type {
+  ArchiveFormat,
+  ArchiveUrl,
   ArtifactList,
   ArtifactRecord,
   BatchDownloadUrl,
@@ -35,6 +37,8 @@ export type {
   ResumableUploadOptions,
   RevokeLinkResult,
   SealResult,
+  SessionLinkList,
+  SessionLinkRecord,
   SessionList,
   SessionRecord,
   StreamBody,

@@ -118,6 +118,37 @@ export interface BatchDownloadUrls {
   download_urls: BatchDownloadUrl[];
 }
 
+/** A signed URL (one hour) of an archive of artifacts: a session, or a list query's matches. */
+export interface ArchiveUrl {
+  archive_url: string;
+  /** Seconds the URL stays valid. */
+  expires_in: number;
+  format: 'zip' | 'tar.gz';
+  /** The name it downloads under, e.g. `run-42.zip`. */
+  filename: string;
+  /** Artifacts it holds (beside manifest.json). */
+  artifact_count: number;
+  /** Their bytes together. */
+  size_bytes: number;
+}
+
+/** A link to a sealed session: its viewer page (`url`) and its archive (`archive_url`). */
+export interface SessionLinkRecord {
+  link_id: string;
+  /** The link's page on the viewer origin: the files, their sizes and "download all". */
+  url: string;
+  /** The archive on the download origin (zip; append `?format=tar.gz` for tar.gz). */
+  archive_url: string;
+  /** On creation. */
+  session_id?: string;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
+export interface SessionLinkList extends Pagination {
+  links: SessionLinkRecord[];
+}
+
 /** A new download link. */
 export interface LinkRecord {
   /** `lnk_` + 20 letters and digits. */

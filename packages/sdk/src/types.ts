@@ -21,6 +21,7 @@ export interface CairnClientOptions {
 // ---- wire records: snake_case, as the API answers them (records.ts) ----
 
 export type {
+  ArchiveUrl,
   ArtifactList,
   ArtifactRecord,
   BatchDownloadUrl,
@@ -33,6 +34,8 @@ export type {
   PublishResult,
   RevokeLinkResult,
   SealResult,
+  SessionLinkList,
+  SessionLinkRecord,
   SessionList,
   SessionRecord,
   UnlockResult,
@@ -182,3 +185,6 @@ export interface PublishOptions {
   title?: string;
   password?: string;
 }
+
+/** The two archive formats: zip (entries stored, exact length) or tar.gz. */
+export type ArchiveFormat = 'zip' | 'tar.gz';

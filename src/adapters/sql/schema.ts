@@ -261,6 +261,21 @@ export const MIGRATIONS: readonly ((t: SchemaTypes) => string)[] = [
   ALTER TABLE blobs ADD COLUMN writer ${t.id};
   ALTER TABLE blobs ADD COLUMN writing_until ${t.bigint};
   `,
+  // 9: links to a whole (sealed) session's archive. Their own table, since a link row of `links`
+  // names one artifact; the plan's cap and a revoke count both tables as one set of links.
+  (t) => `
+  CREATE TABLE session_links (
+    id ${t.id} PRIMARY KEY,
+    tenant_id ${t.id} NOT NULL,
+    session_id ${t.id} NOT NULL,
+    created_at ${t.bigint} NOT NULL,
+    expires_at ${t.bigint} NOT NULL,
+    revoked_at ${t.bigint}
+  );
+  CREATE INDEX session_links_by_tenant ON session_links (tenant_id, expires_at);
+  CREATE INDEX session_links_by_session ON session_links (tenant_id, session_id, created_at);
+  CREATE INDEX session_links_by_expiry ON session_links (expires_at);
+  `,
 ];
 
 /** The latest version: the one a database is at once every migration has been applied. */

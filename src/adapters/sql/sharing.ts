@@ -1,11 +1,18 @@
-import type { ArtifactRow, LinkQuery, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
+import type {
+  ArtifactRow,
+  LinkQuery,
+  LinkRow,
+  PageInput,
+  PageRow,
+  SessionLinkRow,
+  TenantRow,
+} from '../../ports/metadata-store.js';
 import { SqlArtifactStore } from './artifacts.js';
-import { ARTIFACTS, LINKS, PAGES, TENANTS } from './rows.js';
-import { Joined, type Stored } from './table.js';
+import { ARTIFACTS, LINKS, PAGES, SESSION_LINKS, TENANTS } from './rows.js';
+import { Joined, type Stored, type Table } from './table.js';
 import { lockTenant } from './tenants.js';
 import { one, run } from './work.js';
 
-const LINK = LINKS.list;
 const PAGE = PAGES.list;
 const LINK_ARTIFACT_TENANT = new Joined({ l: LINKS, a: ARTIFACTS, t: TENANTS });
 const GET_LINK = `SELECT ${LINK_ARTIFACT_TENANT.list}
@@ -15,20 +22,46 @@ const GET_PAGE = `SELECT ${PAGE_ARTIFACT_TENANT.list}
   FROM pages AS p JOIN artifacts AS a ON a.id = p.artifact_id JOIN tenants AS t ON t.id = a.tenant_id WHERE p.slug = ?`;
 // A revoke also moves expires_at to its time, so revoked links are outside this range; the
 // condition on revoked_at covers the clocks of other instances being a little behind.
-const COUNT_LINKS = 'SELECT count(*) AS n FROM links WHERE tenant_id = ? AND expires_at > ? AND revoked_at IS NULL';
+// Links of artifacts and of sessions count as one set against the plan's cap.
+const COUNT_LINKS = `SELECT
+  (SELECT count(*) FROM links WHERE tenant_id = ? AND expires_at > ? AND revoked_at IS NULL) +
+  (SELECT count(*) FROM session_links WHERE tenant_id = ? AND expires_at > ? AND revoked_at IS NULL) AS n`;
+const SESSION_LINK_TENANT = new Joined({ l: SESSION_LINKS, t: TENANTS });
+const GET_SESSION_LINK = `SELECT ${SESSION_LINK_TENANT.list}
+  FROM session_links AS l JOIN tenants AS t ON t.id = l.tenant_id WHERE l.id = ?`;
 const PAGE_OF_ARTIFACT = `SELECT ${PAGE} FROM pages WHERE artifact_id = ? AND tenant_id = ?`;
 
 /** Download links and pages. */
 export class SqlSharingStore extends SqlArtifactStore {
   async createLink(link: LinkRow, maxActive: number, now: number): Promise<boolean> {
+    return this.insertUnderCap(link.tenantId, LINKS.insert, LINKS.values(link), maxActive, now);
+  }
+
+  async createSessionLink(link: SessionLinkRow, maxActive: number, now: number): Promise<boolean> {
+    return this.insertUnderCap(link.tenantId, SESSION_LINKS.insert, SESSION_LINKS.values(link), maxActive, now);
+  }
+
+  /** Inserts a link row unless the tenant has `maxActive` active links of either kind. */
+  private insertUnderCap(tenantId: string, insert: string, values: unknown[], maxActive: number, now: number) {
     const d = this.d;
     return this.sql.write(function* () {
       // Without the tenant's lock two instances could both count maxActive - 1 and both insert.
-      yield* lockTenant(d.forNoKeyUpdate, link.tenantId);
-      if ((yield* one<{ n: number }>(COUNT_LINKS, [link.tenantId, now]))!.n >= maxActive) return false;
-      yield* run(LINKS.insert, LINKS.values(link));
+      yield* lockTenant(d.forNoKeyUpdate, tenantId);
+      if ((yield* one<{ n: number }>(COUNT_LINKS, [tenantId, now, tenantId, now]))!.n >= maxActive) return false;
+      yield* run(insert, values);
       return true;
     });
+  }
+
+  async getSessionLink(id: string): Promise<{ link: SessionLinkRow; tenant: TenantRow } | null> {
+    const J = SESSION_LINK_TENANT;
+    const v = await this.sql.row(GET_SESSION_LINK, [id]);
+    if (!v) return null;
+    return { link: J.read(v, 'l')!, tenant: J.read(v, 't')! };
+  }
+
+  async listSessionLinks(tenantId: string, sessionId: string, q: LinkQuery): Promise<SessionLinkRow[]> {
+    return this.liveLinks(SESSION_LINKS, 'session_id', tenantId, sessionId, q);
   }
 
   async getLink(id: string): Promise<{ link: LinkRow; artifact: ArtifactRow; tenant: TenantRow } | null> {
@@ -39,29 +72,44 @@ export class SqlSharingStore extends SqlArtifactStore {
   }
 
   async countActiveLinks(tenantId: string, now: number): Promise<number> {
-    return (await this.sql.one<{ n: number }>(COUNT_LINKS, [tenantId, now]))!.n;
+    return (await this.sql.one<{ n: number }>(COUNT_LINKS, [tenantId, now, tenantId, now]))!.n;
   }
 
   async listLinks(tenantId: string, artifactId: string, q: LinkQuery): Promise<LinkRow[]> {
-    const params: unknown[] = [tenantId, artifactId, q.now];
+    return this.liveLinks(LINKS, 'artifact_id', tenantId, artifactId, q);
+  }
+
+  /** Active links of one artifact or session (`column` = `of`), newest first, after `q.after`. */
+  private async liveLinks<Row>(
+    t: Table<Row>,
+    column: 'artifact_id' | 'session_id',
+    tenantId: string,
+    of: string,
+    q: LinkQuery,
+  ): Promise<Row[]> {
+    const params: unknown[] = [tenantId, of, q.now];
     const after = q.after ? ' AND (created_at, id) < (?, ?)' : '';
     if (q.after) params.push(q.after[0], q.after[1]);
     params.push(q.limit);
     const rows = await this.sql.all<Stored>(
-      `SELECT ${LINK} FROM links
-       WHERE tenant_id = ? AND artifact_id = ? AND expires_at > ? AND revoked_at IS NULL${after}
+      `SELECT ${t.list} FROM ${t.name}
+       WHERE tenant_id = ? AND ${column} = ? AND expires_at > ? AND revoked_at IS NULL${after}
        ORDER BY created_at DESC, id DESC LIMIT ?`,
       params,
     );
-    return rows.map((r) => LINKS.read(r));
+    return rows.map((r) => t.read(r));
   }
 
   async revokeLink(tenantId: string, linkId: string, now: number): Promise<boolean> {
     // Expired at the revoke too: an instance of an earlier version, which knows no revoked_at,
     // stops serving and counting it as well. The first revoke's time is kept.
-    const revoke = `UPDATE links SET revoked_at = coalesce(revoked_at, ?), expires_at = ${this.d.least}(expires_at, ?)
+    const revoke = (table: string) =>
+      `UPDATE ${table} SET revoked_at = coalesce(revoked_at, ?), expires_at = ${this.d.least}(expires_at, ?)
       WHERE id = ? AND tenant_id = ?`;
-    return (await this.sql.run(revoke, [now, now, linkId, tenantId])) > 0;
+    const params = [now, now, linkId, tenantId];
+    // Link ids are unique across both tables (one CSPRNG id space): at most one row matches.
+    if ((await this.sql.run(revoke('links'), params)) > 0) return true;
+    return (await this.sql.run(revoke('session_links'), params)) > 0;
   }
 
   async upsertPage(page: PageInput, now: number): Promise<PageRow> {

@@ -8,6 +8,7 @@ import { installErrorHandling } from '../errors/handler.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { refuseInvalidBoundary } from '../multipart-boundary.js';
 import { installJsonBodies } from './json-bodies.js';
+import { archiveRoutes } from './routes/archives.js';
 import { artifactRoutes } from './routes/artifacts.js';
 import { linkRoutes } from './routes/links.js';
 import { metaRoutes } from './routes/meta.js';
@@ -48,6 +49,7 @@ async function buildApp(core: Core, opts: ListenerOptions, documenting: boolean)
   app.addHook('onRoute', strictQuerystring);
   metaRoutes(app, core, documenting ? null : once(() => openApiDocument(core, opts)));
   uploadRoutes(app, core);
+  archiveRoutes(app, core);
   artifactRoutes(app, core);
   linkRoutes(app, core);
   sessionRoutes(app, core);

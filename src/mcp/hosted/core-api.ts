@@ -1,6 +1,8 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import {
+  type ArchiveFormat,
+  type ArchiveUrl,
   type ArtifactList,
   type ArtifactRecord,
   type BatchDownloadUrls,
@@ -18,6 +20,7 @@ import {
   type RequestUploadUrlInput,
   type RevokeLinkResult,
   type SealResult,
+  type SessionLinkRecord,
   type SessionList,
   type SessionRecord,
   scanTranscriptText,
@@ -184,6 +187,14 @@ export class CoreCairnApi implements CairnApi {
 
   createLink(id: string, opts: { expiresIn?: number; ttl?: string } = {}): Promise<LinkRecord> {
     return this.call(() => this.core.sharing.createLink(this.caller, id, opts));
+  }
+
+  createSessionLink(id: string, opts: { expiresIn?: number; ttl?: string } = {}): Promise<SessionLinkRecord> {
+    return this.call(() => this.core.sharing.createSessionLink(this.caller, id, opts));
+  }
+
+  getSessionArchiveUrl(id: string, opts: { format?: ArchiveFormat } = {}): Promise<ArchiveUrl> {
+    return this.call(() => this.core.archives.sessionArchiveUrl(this.caller, id, raw({ format: opts.format })));
   }
 
   listLinks(id: string, q: ListLinksQuery = {}): Promise<LinkList> {
