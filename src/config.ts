@@ -114,6 +114,12 @@ const ConfigSchema = z
     secret: z.string().min(32).optional(),
     abuseWebhookUrl: z.string().url().optional(),
     sweepIntervalSeconds: z.coerce.number().int().min(0).default(60),
+    /** How long the change feed keeps events (GET /v1/events, stream resumes); at least the 24 h of webhook retries. */
+    eventRetentionSeconds: z.coerce
+      .number()
+      .int()
+      .min(86_400)
+      .default(7 * 86_400),
     /**
      * A request whose body stops arriving for this long is cut off (its connection closed, nothing
      * kept), so a stalled client cannot hold a connection, or an upload's staging file and buffers,
@@ -217,6 +223,7 @@ export function loadConfig(flags: ConfigInput, env: Env): Config {
     secret: nonEmpty(env.CAIRN_SECRET),
     abuseWebhookUrl: nonEmpty(env.CAIRN_ABUSE_WEBHOOK_URL),
     sweepIntervalSeconds: flags.sweepIntervalSeconds ?? nonEmpty(env.CAIRN_SWEEP_INTERVAL_SECONDS),
+    eventRetentionSeconds: nonEmpty(env.CAIRN_EVENT_RETENTION_SECONDS),
     uploadIdleTimeoutSeconds: nonEmpty(env.CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS),
     maxUploadsPerTenant: nonEmpty(env.CAIRN_MAX_UPLOADS_PER_TENANT),
     upgradeUrl: nonEmpty(env.CAIRN_UPGRADE_URL),

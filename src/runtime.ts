@@ -170,6 +170,7 @@ export async function createRuntime(
     artifactStore: store,
     sharingStore: store,
     sweeperStore: store,
+    eventStore: store,
     resumables,
     blobs,
     limiter,
@@ -181,6 +182,7 @@ export async function createRuntime(
     upgradeUrl: config.upgradeUrl,
     directDownloads: config.s3DirectDownloads,
     maxUploadsPerTenant: config.maxUploadsPerTenant,
+    eventRetentionMs: config.eventRetentionSeconds * 1000,
     log,
     ...(opts.observer ? { observer: opts.observer } : {}),
   });

@@ -2,6 +2,7 @@ import type { AbuseSink } from '../ports/abuse-sink.js';
 import type { ArtifactStore } from '../ports/artifact-store.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import type { ResumableUploadStore } from '../ports/resumable-upload-store.js';
 import type { SharingStore } from '../ports/sharing-store.js';
@@ -34,6 +35,8 @@ export interface CoreDeps {
   artifactStore: ArtifactStore;
   sharingStore: SharingStore;
   sweeperStore: SweeperStore;
+  /** The change feed (written by the other ports' own writes; read and swept through this one). */
+  eventStore: EventStore;
   resumables: ResumableUploadStore;
   blobs: BlobStore;
   limiter: RateLimiter;
@@ -48,6 +51,8 @@ export interface CoreDeps {
   directDownloads?: boolean;
   /** Large uploads in flight per tenant in this process (see UploadSlots); 0 is no limit. */
   maxUploadsPerTenant?: number;
+  /** How long events are kept, in ms (default 7 days). */
+  eventRetentionMs?: number;
   log: Logger;
   /** Told of what operators count (the metrics); absent, nothing is counted. */
   observer?: CoreObserver;

@@ -1,6 +1,7 @@
 import { AccessService } from './access.js';
 import { ArtifactService } from './artifacts.js';
 import type { CoreDeps } from './context.js';
+import { EventService } from './events.js';
 import { PageService } from './pages.js';
 import { Argon2idHasher } from './passwords.js';
 import { PresignedUploadService } from './presigned.js';
@@ -30,6 +31,8 @@ export interface Core {
   sharing: SharingService;
   sessions: SessionService;
   pages: PageService;
+  /** The change feed: GET /v1/events, the stream, webhooks. */
+  events: EventService;
   sweeper: Sweeper;
 }
 
@@ -53,6 +56,7 @@ export function createCore(deps: CoreDeps): Core {
     sharing: new SharingService(deps),
     sessions: new SessionService(deps),
     pages,
+    events: new EventService(deps),
     sweeper: new Sweeper(deps),
   };
 }

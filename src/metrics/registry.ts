@@ -171,6 +171,7 @@ export class CairnMetrics {
       resumables_purged: report.resumablesPurged,
       landings_swept: report.landingsSwept,
       staging_swept: report.stagingSwept,
+      events_purged: report.eventsPurged,
     };
     for (const [kind, n] of Object.entries(kinds)) this.swept.inc({ kind }, n);
   }

@@ -11,6 +11,7 @@ import {
   UploadUrlBody,
 } from './artifacts.js';
 import { ErrorEnvelope, Pagination } from './common.js';
+import { EventList, EventRecord, PageState, WebhookDisabled } from './events.js';
 import {
   GateInfo,
   PublishBody,
@@ -36,6 +37,7 @@ import {
 export * from './account.js';
 export * from './artifacts.js';
 export * from './common.js';
+export * from './events.js';
 export * from './pages.js';
 export * from './sessions.js';
 export * from './sharing.js';
@@ -78,4 +80,8 @@ export const components: TSchema[] = [
   ReportReceipt,
   WhoAmI,
   Health,
+  PageState,
+  WebhookDisabled,
+  EventRecord,
+  EventList,
 ];

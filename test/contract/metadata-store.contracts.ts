@@ -1,4 +1,5 @@
 import { artifactStoreContract } from './artifact-store.contract.js';
+import { eventStoreContract } from './event-store.contract.js';
 import type { MakeMetadataStore } from './metadata-fixture.js';
 import { metadataLifecycleContract } from './metadata-lifecycle.contract.js';
 import { sharingStoreContract } from './sharing-store.contract.js';
@@ -13,5 +14,6 @@ export function metadataStoreContracts(name: string, makeStore: MakeMetadataStor
   artifactStoreContract(name, makeStore);
   sharingStoreContract(name, makeStore);
   sweeperStoreContract(name, makeStore);
+  eventStoreContract(name, makeStore);
   sqlLayerContract(name, makeStore);
 }

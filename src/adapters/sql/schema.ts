@@ -261,6 +261,27 @@ export const MIGRATIONS: readonly ((t: SchemaTypes) => string)[] = [
   ALTER TABLE blobs ADD COLUMN writer ${t.id};
   ALTER TABLE blobs ADD COLUMN writing_until ${t.bigint};
   `,
+  // 9: the change feed. Each tenant's events are numbered 1, 2, 3, … by its row of event_heads,
+  // which the writing transaction holds until it commits, so positions follow commit order and a
+  // reader asking for those after N misses none. `data` is the row the event concerns, as JSON text.
+  (t) => `
+  CREATE TABLE event_heads (
+    tenant_id ${t.id} PRIMARY KEY,
+    last_seq ${t.bigint} NOT NULL
+  )${t.withoutRowid};
+
+  CREATE TABLE events (
+    tenant_id ${t.id} NOT NULL,
+    seq ${t.bigint} NOT NULL,
+    type ${t.id} NOT NULL,
+    created_at ${t.bigint} NOT NULL,
+    session_id ${t.id},
+    data ${t.text} NOT NULL,
+    PRIMARY KEY (tenant_id, seq)
+  )${t.withoutRowid};
+  CREATE INDEX events_by_session ON events (tenant_id, session_id, seq) WHERE session_id IS NOT NULL;
+  CREATE INDEX events_by_age ON events (created_at);
+  `,
 ];
 
 /** The latest version: the one a database is at once every migration has been applied. */

@@ -1,5 +1,6 @@
 import type { ArtifactRow, LinkQuery, LinkRow, PageInput, PageRow, TenantRow } from '../../ports/metadata-store.js';
 import { SqlArtifactStore } from './artifacts.js';
+import { appendEvents, linkEvent, pageEvent, sessionOf } from './events.js';
 import { ARTIFACTS, LINKS, PAGES, TENANTS } from './rows.js';
 import { Joined, type Stored } from './table.js';
 import { lockTenant } from './tenants.js';
@@ -27,6 +28,8 @@ export class SqlSharingStore extends SqlArtifactStore {
       yield* lockTenant(d.forNoKeyUpdate, link.tenantId);
       if ((yield* one<{ n: number }>(COUNT_LINKS, [link.tenantId, now]))!.n >= maxActive) return false;
       yield* run(LINKS.insert, LINKS.values(link));
+      const session = yield* sessionOf(link.artifactId, link.tenantId);
+      yield* appendEvents(d, [linkEvent('link.created', link, session, now)]);
       return true;
     });
   }
@@ -58,26 +61,49 @@ export class SqlSharingStore extends SqlArtifactStore {
 
   async revokeLink(tenantId: string, linkId: string, now: number): Promise<boolean> {
     // Expired at the revoke too: an instance of an earlier version, which knows no revoked_at,
-    // stops serving and counting it as well. The first revoke's time is kept.
-    const revoke = `UPDATE links SET revoked_at = coalesce(revoked_at, ?), expires_at = ${this.d.least}(expires_at, ?)
-      WHERE id = ? AND tenant_id = ?`;
-    return (await this.sql.run(revoke, [now, now, linkId, tenantId])) > 0;
+    // stops serving and counting it as well. Only the first revoke changes the row (its time is
+    // kept) and records the event; a later one finds the row revoked and answers the same.
+    const d = this.d;
+    const revoke = `UPDATE links SET revoked_at = ?, expires_at = ${d.least}(expires_at, ?)
+      WHERE id = ? AND tenant_id = ? AND revoked_at IS NULL RETURNING ${LINK}`;
+    return this.sql.write(function* () {
+      const revoked = yield* one<Stored>(revoke, [now, now, linkId, tenantId]);
+      if (!revoked)
+        return (yield* one('SELECT id FROM links WHERE id = ? AND tenant_id = ?', [linkId, tenantId])) !== null;
+      const row = LINKS.read(revoked);
+      const session = yield* sessionOf(row.artifactId, tenantId);
+      yield* appendEvents(d, [linkEvent('link.revoked', row, session, now)]);
+      return true;
+    });
   }
 
   async upsertPage(page: PageInput, now: number): Promise<PageRow> {
     // One page per artifact (unique artifact_id): re-publishing updates it in place and keeps its
     // slug. A page an operator took down is not touched (decided in the statement itself, so a
     // takedown racing a publish is never lost); then no row is returned and the page is read.
+    // The artifact row is locked first (the order a delete takes too), so of two first publishes
+    // one creates the page and the other finds it: one `page.published`, one `page.updated`.
+    const d = this.d;
     const fresh: PageRow = { ...page, live: true, takenDownAt: null, createdAt: now, updatedAt: now };
-    const row = await this.sql.change<Stored>(
-      `${PAGES.insert}
+    const upsert = `${PAGES.insert}
        ON CONFLICT (artifact_id) DO UPDATE SET visibility = excluded.visibility, access = excluded.access,
          title = excluded.title, password_hash = excluded.password_hash, live = TRUE, updated_at = excluded.updated_at
          WHERE pages.taken_down_at IS NULL
-       RETURNING ${PAGE}`,
-      PAGES.values(fresh),
-    );
-    return row ? PAGES.read(row) : (await this.getPageForArtifact(page.tenantId, page.artifactId))!;
+       RETURNING ${PAGE}`;
+    return this.sql.write(function* () {
+      const artifact = yield* one<{ session_id: string | null }>(
+        `SELECT session_id FROM artifacts WHERE id = ? AND tenant_id = ?${d.forUpdate}`,
+        [page.artifactId, page.tenantId],
+      );
+      const prior = yield* one<{ live: unknown }>(`SELECT live FROM pages WHERE artifact_id = ?`, [page.artifactId]);
+      const row = yield* one<Stored>(upsert, PAGES.values(fresh));
+      if (!row) return PAGES.read((yield* one<Stored>(PAGE_OF_ARTIFACT, [page.artifactId, page.tenantId]))!);
+      const stored = PAGES.read(row);
+      const wasLive = prior !== null && (prior.live === true || prior.live === 1);
+      const type = wasLive ? 'page.updated' : 'page.published';
+      yield* appendEvents(d, [pageEvent(type, stored, artifact?.session_id ?? null, now)]);
+      return stored;
+    });
   }
 
   async getPageBySlug(slug: string): Promise<{ page: PageRow; artifact: ArtifactRow; tenant: TenantRow } | null> {
@@ -101,17 +127,35 @@ export class SqlSharingStore extends SqlArtifactStore {
       if (!row) return null;
       if (!PAGES.read(row).live) return PAGES.read(row);
       yield* run('UPDATE pages SET live = FALSE, updated_at = ? WHERE slug = ?', [now, row.slug]);
-      return PAGES.read({ ...row, live: false, updated_at: now });
+      const offline = PAGES.read({ ...row, live: false, updated_at: now });
+      const session = yield* sessionOf(offline.artifactId, tenantId);
+      yield* appendEvents(d, [pageEvent('page.unpublished', offline, session, now)]);
+      return offline;
     });
   }
 
   async takeDownPage(slug: string, now: number): Promise<PageRow | null> {
-    const row = await this.sql.change<Stored>(
-      `UPDATE pages SET live = FALSE, taken_down_at = coalesce(taken_down_at, ?), updated_at = ? WHERE slug = ?
-       RETURNING ${PAGE}`,
-      [now, now, slug],
-    );
-    return PAGES.read(row);
+    const d = this.d;
+    return this.sql.write(function* () {
+      const before = yield* one<{ taken_down_at: number | null }>(
+        `SELECT taken_down_at FROM pages WHERE slug = ?${d.forUpdate}`,
+        [slug],
+      );
+      if (!before) return null;
+      const row = PAGES.read(
+        (yield* one<Stored>(
+          `UPDATE pages SET live = FALSE, taken_down_at = coalesce(taken_down_at, ?), updated_at = ? WHERE slug = ?
+           RETURNING ${PAGE}`,
+          [now, now, slug],
+        ))!,
+      );
+      // The owner hears of the first takedown only.
+      if (before.taken_down_at === null) {
+        const session = yield* sessionOf(row.artifactId, row.tenantId);
+        yield* appendEvents(d, [pageEvent('page.taken_down', row, session, now)]);
+      }
+      return row;
+    });
   }
 
   async restorePage(slug: string, now: number): Promise<PageRow | null> {
