@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_MAX_STREAMS_PER_TENANT } from './core/event-hub.js';
 import { DEFAULT_MAX_UPLOADS_PER_TENANT } from './core/upload-slots.js';
 
 /**
@@ -120,6 +121,10 @@ const ConfigSchema = z
       .int()
       .min(86_400)
       .default(7 * 86_400),
+    /** Seconds between the heartbeats of an event stream (a comment line that keeps proxies from closing it). */
+    eventHeartbeatSeconds: z.coerce.number().positive().max(300).default(15),
+    /** Event streams (SSE, MCP subscriptions) one tenant may hold open on one instance. */
+    maxEventStreamsPerTenant: z.coerce.number().int().min(1).default(DEFAULT_MAX_STREAMS_PER_TENANT),
     /**
      * A request whose body stops arriving for this long is cut off (its connection closed, nothing
      * kept), so a stalled client cannot hold a connection, or an upload's staging file and buffers,
@@ -224,6 +229,8 @@ export function loadConfig(flags: ConfigInput, env: Env): Config {
     abuseWebhookUrl: nonEmpty(env.CAIRN_ABUSE_WEBHOOK_URL),
     sweepIntervalSeconds: flags.sweepIntervalSeconds ?? nonEmpty(env.CAIRN_SWEEP_INTERVAL_SECONDS),
     eventRetentionSeconds: nonEmpty(env.CAIRN_EVENT_RETENTION_SECONDS),
+    eventHeartbeatSeconds: nonEmpty(env.CAIRN_EVENT_HEARTBEAT_SECONDS),
+    maxEventStreamsPerTenant: nonEmpty(env.CAIRN_MAX_EVENT_STREAMS_PER_TENANT),
     uploadIdleTimeoutSeconds: nonEmpty(env.CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS),
     maxUploadsPerTenant: nonEmpty(env.CAIRN_MAX_UPLOADS_PER_TENANT),
     upgradeUrl: nonEmpty(env.CAIRN_UPGRADE_URL),

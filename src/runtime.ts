@@ -183,10 +183,12 @@ export async function createRuntime(
     directDownloads: config.s3DirectDownloads,
     maxUploadsPerTenant: config.maxUploadsPerTenant,
     eventRetentionMs: config.eventRetentionSeconds * 1000,
+    maxEventStreamsPerTenant: config.maxEventStreamsPerTenant,
     log,
     ...(opts.observer ? { observer: opts.observer } : {}),
   });
   const close = async () => {
+    core.eventHub.close();
     await core.sweeper.stop();
     // The last counts reach the store before it closes.
     await core.requests.stop().catch((err: unknown) => log.error({ err }, 'request counts not written'));

@@ -49,6 +49,7 @@ export async function startServer(
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
     bodyIdleTimeoutSeconds: config.uploadIdleTimeoutSeconds,
+    eventHeartbeatSeconds: config.eventHeartbeatSeconds,
   };
   const counted = (listener: ListenerName) => (ops ? { metrics: ops.listenerMetrics(listener) } : {});
   const accounts = createAccounts(core, runtime.adapters.accounts);
@@ -104,6 +105,8 @@ export async function startServer(
       closing ??= (async () => {
         // Readiness fails first, so a load balancer stops sending before the listeners close.
         draining = true;
+        // Event streams never finish on their own: end them, so the listeners can close.
+        core.eventHub.close();
         // close() drops the keep-alive connections that are idle at that moment; one whose last
         // response was still being written turns idle a moment later and would hold the listener
         // open until the keep-alive timeout (72 s). Keep dropping idle ones until all are closed,

@@ -53,6 +53,8 @@ export interface CoreDeps {
   maxUploadsPerTenant?: number;
   /** How long events are kept, in ms (default 7 days). */
   eventRetentionMs?: number;
+  /** Event streams one tenant may hold open in this process (see EventHub). */
+  maxEventStreamsPerTenant?: number;
   log: Logger;
   /** Told of what operators count (the metrics); absent, nothing is counted. */
   observer?: CoreObserver;

@@ -1,6 +1,7 @@
 import { AccessService } from './access.js';
 import { ArtifactService } from './artifacts.js';
 import type { CoreDeps } from './context.js';
+import { EventHub } from './event-hub.js';
 import { EventService } from './events.js';
 import { PageService } from './pages.js';
 import { Argon2idHasher } from './passwords.js';
@@ -33,6 +34,8 @@ export interface Core {
   pages: PageService;
   /** The change feed: GET /v1/events, the stream, webhooks. */
   events: EventService;
+  /** Tells streams and deliverers that a tenant's feed moved, on any instance; bounds streams per tenant. */
+  eventHub: EventHub;
   sweeper: Sweeper;
 }
 
@@ -57,6 +60,9 @@ export function createCore(deps: CoreDeps): Core {
     sessions: new SessionService(deps),
     pages,
     events: new EventService(deps),
+    eventHub: new EventHub(deps.eventStore, deps.maxEventStreamsPerTenant, undefined, (err) =>
+      deps.log.warn({ err: String(err) }, 'event feed heads not read; will retry'),
+    ),
     sweeper: new Sweeper(deps),
   };
 }

@@ -28,6 +28,8 @@ export const fitsSdk = {
   unpublished: (x: Schemas['UnpublishResult']): Sdk.UnpublishResult => x,
   gateInfo: (x: Schemas['GateInfo']): Sdk.GateInfo => x,
   unlocked: (x: Schemas['UnlockResult']): Sdk.UnlockResult => x,
+  event: (x: Schemas['Event']): Sdk.EventRecord => x,
+  eventList: (x: Schemas['EventList']): Sdk.EventList => x,
   error: (x: Schemas['ErrorEnvelope']): { error: { code: string; message: string; status: number } } => x,
 };
 
@@ -191,6 +193,25 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   const goneCode: string | undefined = again.error?.error.code;
   const sealed = await cairn.POST('/v1/sessions/{id}/seal', { params: { path: { id: 'openapi-run' } } });
 
+  // The change feed: the list, then a stream from the start, read until its first event.
+  const events = await cairn.GET('/v1/events', { params: { query: { types: 'session.sealed' } } });
+  const sealedEvent: string | undefined = events.data?.events[0]?.type;
+  const abort = new AbortController();
+  const stream = await cairn.GET('/v1/events/stream', {
+    params: { query: { after: '0', types: 'artifact.deleted' } },
+    parseAs: 'stream',
+    signal: abort.signal,
+  });
+  let firstStreamed = '';
+  const reader = (stream.data as ReadableStream<Uint8Array> | undefined)?.getReader();
+  while (reader && !firstStreamed.includes('\n\n', firstStreamed.indexOf('data:'))) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    firstStreamed += new TextDecoder().decode(value);
+  }
+  abort.abort();
+  const streamedType = /^event: (.+)$/m.exec(firstStreamed)?.[1];
+
   return {
     getHealth: { status: health.response.status, detail: health.data?.status },
     getWhoami: { status: whoami.response.status, detail: plan },
@@ -227,5 +248,7 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     unpublishArtifact: { status: unpublished.response.status, detail: unpublished.data?.unpublished },
     deleteArtifact: { status: deleted.response.status, detail: [typeof deletedAt, again.response.status, goneCode] },
     sealSession: { status: sealed.response.status, detail: sealed.data?.status },
+    listEvents: { status: events.response.status, detail: sealedEvent },
+    streamEvents: { status: stream.response.status, detail: streamedType },
   };
 }

@@ -198,6 +198,8 @@ describe('a client generated from it', () => {
       unpublishArtifact: { status: 200, detail: true },
       deleteArtifact: { status: 200, detail: ['string', 410, 'artifact_already_deleted'] },
       sealSession: { status: 200, detail: 'sealed' },
+      listEvents: { status: 200, detail: 'session.sealed' },
+      streamEvents: { status: 200, detail: 'artifact.deleted' },
     });
   });
 

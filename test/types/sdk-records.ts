@@ -32,4 +32,8 @@ export type SdkRecordsMatchTheWire = [
   Check<Same<sdk.GateInfo, Static<typeof wire.GateInfo>>>,
   Check<Same<sdk.UnlockResult, Static<typeof wire.UnlockResult>>>,
   Check<Same<sdk.WhoAmI, Static<typeof wire.WhoAmI>>>,
+  Check<Same<sdk.PageState, Static<typeof wire.PageState>>>,
+  Check<Same<sdk.WebhookDisabled, Static<typeof wire.WebhookDisabled>>>,
+  Check<Same<sdk.EventRecord, Static<typeof wire.EventRecord>>>,
+  Check<Same<sdk.EventList, Static<typeof wire.EventList>>>,
 ];

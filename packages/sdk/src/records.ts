@@ -189,3 +189,54 @@ export interface WhoAmI {
   /** The unit of rate_limit_sustained. */
   rate_limit_unit: 'requests_per_second';
 }
+
+/** The kinds of event of the change feed. */
+export type EventType =
+  | 'artifact.created'
+  | 'artifact.deleted'
+  | 'artifact.expired'
+  | 'artifact.purged'
+  | 'session.sealed'
+  | 'page.published'
+  | 'page.updated'
+  | 'page.unpublished'
+  | 'page.taken_down'
+  | 'link.created'
+  | 'link.revoked'
+  | 'webhook.disabled';
+
+/** A page as its events show it. */
+export interface PageState {
+  page_id: string;
+  artifact_id: string;
+  public_url: string;
+  visibility: 'unlisted' | 'public';
+  access: 'none' | 'password';
+  title: string | null;
+  /** Whether the page is served now. */
+  live: boolean;
+  /** Whether an operator took it down. */
+  taken_down: boolean;
+}
+
+/** What a `webhook.disabled` event carries. */
+export interface WebhookDisabled {
+  webhook_id: string;
+  url: string;
+  disabled_at: Timestamp;
+  reason: string;
+}
+
+/** One event of the change feed: what changed, with the record it concerns as it was after the change. */
+export interface EventRecord {
+  /** `evt_` + 16 digits: ids sort in the order the changes were made. */
+  event_id: string;
+  type: EventType;
+  created_at: Timestamp;
+  data: ArtifactRecord | SessionRecord | PageState | LinkRecord | WebhookDisabled;
+}
+
+export interface EventList extends Pagination {
+  /** Oldest first. */
+  events: EventRecord[];
+}

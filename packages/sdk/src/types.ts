@@ -26,10 +26,14 @@ export type {
   BatchDownloadUrl,
   BatchDownloadUrls,
   DownloadUrl,
+  EventList,
+  EventRecord,
+  EventType,
   GateInfo,
   LinkList,
   LinkRecord,
   ListedLink,
+  PageState,
   PublishResult,
   RevokeLinkResult,
   SealResult,
@@ -38,6 +42,7 @@ export type {
   UnlockResult,
   UnpublishResult,
   UploadTicket,
+  WebhookDisabled,
 } from './records.js';
 
 /** WhoAmI's additive fields: an older Cairn, or the hosted service, omits them. */

@@ -9,6 +9,7 @@ import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { refuseInvalidBoundary } from '../multipart-boundary.js';
 import { installJsonBodies } from './json-bodies.js';
 import { artifactRoutes } from './routes/artifacts.js';
+import { eventRoutes } from './routes/events.js';
 import { linkRoutes } from './routes/links.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
@@ -51,6 +52,7 @@ async function buildApp(core: Core, opts: ListenerOptions, documenting: boolean)
   artifactRoutes(app, core);
   linkRoutes(app, core);
   sessionRoutes(app, core);
+  eventRoutes(app, core, { heartbeatMs: (opts.eventHeartbeatSeconds ?? 15) * 1000 });
   presignedRoutes(app, core);
   tusRoutes(app, core);
   pageRoutes(app, core);
