@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { FanoutAbuseSink, LogAbuseSink, WebhookAbuseSink } from './adapters/abuse/index.js';
+import { HttpWebhookSender } from './adapters/webhook-sender/http-webhook-sender.js';
 import type { Config } from './config.js';
 import type { CoreObserver, Logger, Origins } from './core/context.js';
 import { type Core, createCore } from './core/index.js';
@@ -171,6 +172,15 @@ export async function createRuntime(
     sharingStore: store,
     sweeperStore: store,
     eventStore: store,
+    webhookStore: store,
+    webhookSender: new HttpWebhookSender({
+      allowPrivate: config.webhookAllowPrivateAddresses,
+      timeoutMs: config.webhookTimeoutSeconds * 1000,
+      maxResponseBytes: 64 * 1024,
+      maxRedirects: 3,
+    }),
+    webhookAllowPrivate: config.webhookAllowPrivateAddresses,
+    webhookTimeoutMs: config.webhookTimeoutSeconds * 1000,
     resumables,
     blobs,
     limiter,
@@ -189,6 +199,7 @@ export async function createRuntime(
   });
   const close = async () => {
     core.eventHub.close();
+    await core.deliverer?.stop();
     await core.sweeper.stop();
     // The last counts reach the store before it closes.
     await core.requests.stop().catch((err: unknown) => log.error({ err }, 'request counts not written'));

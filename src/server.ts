@@ -12,6 +12,9 @@ import type { ListenerName } from './metrics/registry.js';
 import { checkReadiness, readinessChecks } from './readiness.js';
 import { createRuntime, originsOf, type RuntimeOptions } from './runtime.js';
 
+/** How often an instance looks for webhook deliveries that are due. */
+const WEBHOOK_TICK_MS = 250;
+
 export interface RunningServer {
   config: Config;
   core: Core;
@@ -93,6 +96,7 @@ export async function startServer(
   if (opsApp) bound.metricsPort = boundPort(opsApp);
   origins.settle(originsOf(bound));
   core.sweeper.start(config.sweepIntervalSeconds * 1000);
+  if (config.webhookDelivery) core.deliverer?.start(WEBHOOK_TICK_MS);
   core.requests.start();
 
   let closing: Promise<void> | null = null;

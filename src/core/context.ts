@@ -8,6 +8,8 @@ import type { ResumableUploadStore } from '../ports/resumable-upload-store.js';
 import type { SharingStore } from '../ports/sharing-store.js';
 import type { SweeperStore } from '../ports/sweeper-store.js';
 import type { TenantStore } from '../ports/tenant-store.js';
+import type { WebhookSender } from '../ports/webhook-sender.js';
+import type { WebhookStore } from '../ports/webhook-store.js';
 import type { UrlSigner } from './signing.js';
 import type { SweepReport } from './sweeper.js';
 
@@ -37,6 +39,14 @@ export interface CoreDeps {
   sweeperStore: SweeperStore;
   /** The change feed (written by the other ports' own writes; read and swept through this one). */
   eventStore: EventStore;
+  /** Webhook endpoints, their leases and delivery log. */
+  webhookStore: WebhookStore;
+  /** Sends deliveries (with the SSRF checks); absent, nothing is delivered by this process. */
+  webhookSender?: WebhookSender;
+  /** The operator allows webhooks to private, loopback and link-local addresses (development, tests). */
+  webhookAllowPrivate?: boolean;
+  /** A delivery attempt's time bound, in ms (default 10 s). */
+  webhookTimeoutMs?: number;
   resumables: ResumableUploadStore;
   blobs: BlobStore;
   limiter: RateLimiter;

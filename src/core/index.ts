@@ -14,6 +14,8 @@ import { Sweeper } from './sweeper.js';
 import { TenantService } from './tenants.js';
 import { UploadService } from './upload.js';
 import { DEFAULT_MAX_UPLOADS_PER_TENANT, UploadSlots } from './upload-slots.js';
+import { WebhookDeliverer } from './webhooks/deliverer.js';
+import { WebhookService } from './webhooks/service.js';
 
 /** The core services, built once over the ports by the composition root. */
 export interface Core {
@@ -36,6 +38,9 @@ export interface Core {
   events: EventService;
   /** Tells streams and deliverers that a tenant's feed moved, on any instance; bounds streams per tenant. */
   eventHub: EventHub;
+  webhooks: WebhookService;
+  /** Delivers events to webhooks (null when this process has no sender); serve starts its timer. */
+  deliverer: WebhookDeliverer | null;
   sweeper: Sweeper;
 }
 
@@ -63,6 +68,10 @@ export function createCore(deps: CoreDeps): Core {
     eventHub: new EventHub(deps.eventStore, deps.maxEventStreamsPerTenant, undefined, (err) =>
       deps.log.warn({ err: String(err) }, 'event feed heads not read; will retry'),
     ),
+    webhooks: new WebhookService(deps),
+    deliverer: deps.webhookSender
+      ? new WebhookDeliverer({ ...deps, sender: deps.webhookSender }, { timeoutMs: deps.webhookTimeoutMs ?? 10_000 })
+      : null,
     sweeper: new Sweeper(deps),
   };
 }

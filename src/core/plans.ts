@@ -13,6 +13,8 @@ export interface PlanLimits {
   rateLimitBurst: number;
   presignedUpload: boolean;
   passwordPages: boolean;
+  /** Webhook endpoints. */
+  webhooks: number;
 }
 
 const GB = 1_000_000_000;
@@ -29,6 +31,7 @@ export const PLANS: Record<PlanName, PlanLimits> = {
     rateLimitBurst: 200,
     presignedUpload: false,
     passwordPages: false,
+    webhooks: 2,
   },
   pro: {
     storageBytes: 50 * GB,
@@ -40,6 +43,7 @@ export const PLANS: Record<PlanName, PlanLimits> = {
     rateLimitBurst: 200,
     presignedUpload: true,
     passwordPages: true,
+    webhooks: 20,
   },
 };
 

@@ -22,6 +22,8 @@ export interface SweepReport {
   stagingSwept: number;
   /** Events older than their retention (7 days by default). */
   eventsPurged: number;
+  /** Webhook delivery log rows older than the events' retention. */
+  deliveriesPurged: number;
 }
 
 export { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS };
@@ -32,6 +34,7 @@ export type SweeperDeps = Pick<
   | 'artifactStore'
   | 'sweeperStore'
   | 'eventStore'
+  | 'webhookStore'
   | 'eventRetentionMs'
   | 'resumables'
   | 'blobs'
@@ -60,6 +63,7 @@ export class Sweeper {
     const { sweeperStore, artifactStore, blobs, clock } = this.deps;
     const now = clock.now();
     const retention = LIMITS.softDeleteRetentionSeconds * 1000;
+    const eventRetention = this.deps.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_SECONDS * 1000;
     const report: SweepReport = {
       expired: await this.drain((n) => artifactStore.expireArtifacts(now, n)),
       purged: await this.drain((n) => sweeperStore.purgeArtifacts(now - retention, now - retention, n, now)),
@@ -80,12 +84,8 @@ export class Sweeper {
       // pieces of resumable uploads are landings too, and expire with the same retention.
       landingsSwept: await blobs.sweepLandings(now - PENDING_RETENTION_MS),
       stagingSwept: blobs.sweepStaging ? await blobs.sweepStaging() : 0,
-      eventsPurged: await this.drain((n) =>
-        this.deps.eventStore.purgeEvents(
-          now - (this.deps.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_SECONDS * 1000),
-          n,
-        ),
-      ),
+      eventsPurged: await this.drain((n) => this.deps.eventStore.purgeEvents(now - eventRetention, n)),
+      deliveriesPurged: await this.drain((n) => this.deps.webhookStore.purgeDeliveries(now - eventRetention, n)),
     };
     for (let i = 0; i < this.maxBatches; i++) {
       const claimedAt = clock.now();

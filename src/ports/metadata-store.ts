@@ -4,6 +4,7 @@ import type { MetadataLifecycle } from './metadata-lifecycle.js';
 import type { SharingStore } from './sharing-store.js';
 import type { SweeperStore } from './sweeper-store.js';
 import type { TenantStore } from './tenant-store.js';
+import type { WebhookStore } from './webhook-store.js';
 
 export type {
   ArtifactQuery,
@@ -32,6 +33,7 @@ export type {
 export type { LinkQuery, PageInput, SharingStore } from './sharing-store.js';
 export type { BlobRef, ExpiredBatchResult, SweeperStore } from './sweeper-store.js';
 export type { RequestDelta, TenantStore } from './tenant-store.js';
+export type { AttemptRecord, DeliveryRow, WebhookRow, WebhookStore } from './webhook-store.js';
 
 /**
  * The metadata database: records of tenants, keys, artifacts, sessions, links, pages and usage,
@@ -50,4 +52,10 @@ export type { RequestDelta, TenantStore } from './tenant-store.js';
  * All timestamps are integer milliseconds since the Unix epoch. Adapters may throw
  * `CairnError` for the conflicts named in the ports; any other failure is a plain Error.
  */
-export type MetadataStore = MetadataLifecycle & TenantStore & ArtifactStore & SharingStore & SweeperStore & EventStore;
+export type MetadataStore = MetadataLifecycle &
+  TenantStore &
+  ArtifactStore &
+  SharingStore &
+  SweeperStore &
+  EventStore &
+  WebhookStore;

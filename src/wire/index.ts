@@ -33,6 +33,16 @@ import {
   ListedLink,
   RevokeLinkResult,
 } from './sharing.js';
+import {
+  CreateWebhookBody,
+  DeleteWebhookResult,
+  DeliveryList,
+  DeliveryRecord,
+  WebhookCreated,
+  WebhookList,
+  WebhookRecord,
+  WebhookSecret,
+} from './webhooks.js';
 
 export * from './account.js';
 export * from './artifacts.js';
@@ -41,6 +51,7 @@ export * from './events.js';
 export * from './pages.js';
 export * from './sessions.js';
 export * from './sharing.js';
+export * from './webhooks.js';
 
 /** The named request shapes: the ones a route validator may meet behind a `Type.Ref`. */
 export const requestComponents: TSchema[] = [
@@ -52,6 +63,7 @@ export const requestComponents: TSchema[] = [
   PublishBody,
   UnlockBody,
   ReportBody,
+  CreateWebhookBody,
 ];
 
 /** Every named component: registered once on the API app, listed in the OpenAPI document (in this order). */
@@ -84,4 +96,11 @@ export const components: TSchema[] = [
   WebhookDisabled,
   EventRecord,
   EventList,
+  WebhookRecord,
+  WebhookCreated,
+  WebhookList,
+  WebhookSecret,
+  DeleteWebhookResult,
+  DeliveryRecord,
+  DeliveryList,
 ];

@@ -17,6 +17,7 @@ import { presignedRoutes } from './routes/presigned.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { tusRoutes } from './routes/tus.js';
 import { uploadRoutes } from './routes/upload.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { components } from './schemas.js';
 import { strictQuerystring } from './strict-query.js';
 
@@ -53,6 +54,7 @@ async function buildApp(core: Core, opts: ListenerOptions, documenting: boolean)
   linkRoutes(app, core);
   sessionRoutes(app, core);
   eventRoutes(app, core, { heartbeatMs: (opts.eventHeartbeatSeconds ?? 15) * 1000 });
+  webhookRoutes(app, core);
   presignedRoutes(app, core);
   tusRoutes(app, core);
   pageRoutes(app, core);
