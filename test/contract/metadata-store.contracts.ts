@@ -6,6 +6,7 @@ import { sharingStoreContract } from './sharing-store.contract.js';
 import { sqlLayerContract } from './sql-layer.contract.js';
 import { sweeperStoreContract } from './sweeper-store.contract.js';
 import { tenantStoreContract } from './tenant-store.contract.js';
+import { webhookStoreContract } from './webhook-store.contract.js';
 
 /** One contract per metadata port, each against this engine (its adapter implements them all), and the SQL layer's. */
 export function metadataStoreContracts(name: string, makeStore: MakeMetadataStore): void {
@@ -15,5 +16,6 @@ export function metadataStoreContracts(name: string, makeStore: MakeMetadataStor
   sharingStoreContract(name, makeStore);
   sweeperStoreContract(name, makeStore);
   eventStoreContract(name, makeStore);
+  webhookStoreContract(name, makeStore);
   sqlLayerContract(name, makeStore);
 }

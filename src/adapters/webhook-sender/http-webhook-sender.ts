@@ -23,6 +23,11 @@ export interface HttpWebhookSenderOptions {
   maxResponseBytes: number;
   maxRedirects: number;
   resolve?: Resolve;
+  /**
+   * Whether an address (resolved from `host`) may be reached; default: not a private one
+   * (isPrivateAddress). Tests narrow it to admit one loopback server while refusing the rest.
+   */
+  isAllowed?: (address: string, host: string) => boolean;
 }
 
 class Refused extends Error {}
@@ -69,7 +74,8 @@ export class HttpWebhookSender implements WebhookSender {
     const found = isIP(bare) ? [{ address: bare, family: isIP(bare) }] : await this.resolve(bare);
     if (found.length === 0) throw new Refused(`${host} does not resolve`);
     if (!this.opts.allowPrivate) {
-      const bad = found.find((a) => isPrivateAddress(a.address));
+      const allowed = this.opts.isAllowed ?? ((address: string) => !isPrivateAddress(address));
+      const bad = found.find((a) => !allowed(a.address, bare));
       if (bad)
         throw new Refused(`refused: ${host} resolves to a private, loopback or link-local address (${bad.address})`);
     }
