@@ -14,6 +14,8 @@ export interface Receiver {
   received: Received[];
   /** The status the next requests get (default 200). */
   answer: number | ((r: Received) => number);
+  /** Requests it picks are recorded and never answered (a receiver that hangs). */
+  hold: (r: Received) => boolean;
   /** The bodies that verified with `secret` (throws at the first that does not), of the requests `which` picks. */
   verified(secret: string, which?: (r: Received) => boolean): unknown[];
   close(): Promise<void>;
@@ -26,6 +28,7 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
     url: '',
     received,
     answer: 200,
+    hold: () => false,
     verified(secret, which = () => true) {
       const wh = new Webhook(secret);
       return received.filter(which).map((r) => wh.verify(r.body, r.headers));
@@ -45,6 +48,7 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
     req.on('end', () => {
       const r: Received = { url: req.url ?? '', headers: req.headers as Record<string, string>, body };
       received.push(r);
+      if (receiver.hold(r)) return;
       const status = typeof receiver.answer === 'function' ? receiver.answer(r) : receiver.answer;
       res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
     });
