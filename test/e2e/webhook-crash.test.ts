@@ -59,7 +59,10 @@ describe('webhooks across kill -9', () => {
     // The first process records events but delivers nothing: it dies between change and delivery.
     const first = await serve(dataDir, { CAIRN_WEBHOOK_DELIVERY: 'off' });
     const key = first.apiKey!;
-    const made = await api(first.apiUrl, key, 'POST', '/v1/webhooks', { url: `${rx.url}/one`, types: ['artifact.created'] });
+    const made = await api(first.apiUrl, key, 'POST', '/v1/webhooks', {
+      url: `${rx.url}/one`,
+      types: ['artifact.created'],
+    });
     expect(made.status, made.text).toBe(201);
     const recs = [];
     for (let i = 0; i < 3; i++) recs.push(await put(first.apiUrl, key, `before the kill ${i}`));
@@ -80,7 +83,10 @@ describe('webhooks across kill -9', () => {
     // The receiver takes the first delivery and never answers; the process is killed meanwhile.
     const first = await serve(dataDir, {});
     const key = first.apiKey!;
-    const made = await api(first.apiUrl, key, 'POST', '/v1/webhooks', { url: `${rx.url}/two`, types: ['artifact.created'] });
+    const made = await api(first.apiUrl, key, 'POST', '/v1/webhooks', {
+      url: `${rx.url}/two`,
+      types: ['artifact.created'],
+    });
     rx.hold = (r) => r.url.endsWith('/two') && rx.received.filter((x) => x.url.endsWith('/two')).length === 1;
     const rec = await put(first.apiUrl, key, 'cut off');
     await eventually(() => rx.received.length > before, 10_000, 'the first attempt');

@@ -212,6 +212,19 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   abort.abort();
   const streamedType = /^event: (.+)$/m.exec(firstStreamed)?.[1];
 
+  // Webhooks: made, listed, read, rotated, enabled, its (empty) log, deleted.
+  const hook = await cairn.POST('/v1/webhooks', {
+    body: { url: 'https://example.com/hooks/cairn', types: ['artifact.created'] },
+  });
+  if (!hook.data) fail('createWebhook', hook.error);
+  const hookId: string = hook.data.webhook_id;
+  const hooks = await cairn.GET('/v1/webhooks');
+  const oneHook = await cairn.GET('/v1/webhooks/{id}', { params: { path: { id: hookId } } });
+  const rotated = await cairn.POST('/v1/webhooks/{id}/rotate-secret', { params: { path: { id: hookId } } });
+  const enabled = await cairn.POST('/v1/webhooks/{id}/enable', { params: { path: { id: hookId } } });
+  const hookLog = await cairn.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: hookId } } });
+  const unhooked = await cairn.DELETE('/v1/webhooks/{id}', { params: { path: { id: hookId } } });
+
   return {
     getHealth: { status: health.response.status, detail: health.data?.status },
     getWhoami: { status: whoami.response.status, detail: plan },
@@ -250,5 +263,12 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     sealSession: { status: sealed.response.status, detail: sealed.data?.status },
     listEvents: { status: events.response.status, detail: sealedEvent },
     streamEvents: { status: stream.response.status, detail: streamedType },
+    createWebhook: { status: hook.response.status, detail: hook.data.secret.slice(0, 6) },
+    listWebhooks: { status: hooks.response.status, detail: hooks.data?.webhooks.length },
+    getWebhook: { status: oneHook.response.status, detail: oneHook.data?.status },
+    rotateWebhookSecret: { status: rotated.response.status, detail: rotated.data?.secret !== hook.data.secret },
+    enableWebhook: { status: enabled.response.status, detail: enabled.data?.status },
+    listWebhookDeliveries: { status: hookLog.response.status, detail: hookLog.data?.deliveries.length },
+    deleteWebhook: { status: unhooked.response.status, detail: unhooked.data?.deleted },
   };
 }

@@ -60,6 +60,7 @@ export function webhookRoutes(instance: FastifyInstance, core: Core): void {
       schema: {
         operationId: 'listWebhooks',
         summary: 'List webhooks',
+        description: 'This account’s webhooks, oldest first, keyset-paginated; secrets are never listed.',
         tags,
         security,
         querystring: PageQuery,
@@ -76,6 +77,7 @@ export function webhookRoutes(instance: FastifyInstance, core: Core): void {
       schema: {
         operationId: 'getWebhook',
         summary: 'Get a webhook',
+        description: 'Its state: active or disabled, failing since when, the last event delivered.',
         tags,
         security,
         params: IdParams,
@@ -92,6 +94,7 @@ export function webhookRoutes(instance: FastifyInstance, core: Core): void {
       schema: {
         operationId: 'deleteWebhook',
         summary: 'Delete a webhook',
+        description: 'No more deliveries; its delivery log goes with it.',
         tags,
         security,
         params: IdParams,
@@ -142,6 +145,8 @@ export function webhookRoutes(instance: FastifyInstance, core: Core): void {
       schema: {
         operationId: 'listWebhookDeliveries',
         summary: 'List a webhook’s delivery attempts',
+        description:
+          'Each attempt: the event, its number, whether it was delivered, the status and time it took; kept 7 days.',
         tags,
         security,
         params: IdParams,
