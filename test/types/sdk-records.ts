@@ -36,4 +36,11 @@ export type SdkRecordsMatchTheWire = [
   Check<Same<sdk.WebhookDisabled, Static<typeof wire.WebhookDisabled>>>,
   Check<Same<sdk.EventRecord, Static<typeof wire.EventRecord>>>,
   Check<Same<sdk.EventList, Static<typeof wire.EventList>>>,
+  Check<Same<sdk.WebhookRecord, Static<typeof wire.WebhookRecord>>>,
+  Check<Same<sdk.WebhookCreated, Static<typeof wire.WebhookCreated>>>,
+  Check<Same<sdk.WebhookList, Static<typeof wire.WebhookList>>>,
+  Check<Same<sdk.WebhookSecret, Static<typeof wire.WebhookSecret>>>,
+  Check<Same<sdk.DeleteWebhookResult, Static<typeof wire.DeleteWebhookResult>>>,
+  Check<Same<sdk.DeliveryRecord, Static<typeof wire.DeliveryRecord>>>,
+  Check<Same<sdk.DeliveryList, Static<typeof wire.DeliveryList>>>,
 ];

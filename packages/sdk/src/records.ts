@@ -240,3 +240,55 @@ export interface EventList extends Pagination {
   /** Oldest first. */
   events: EventRecord[];
 }
+
+/** A webhook endpoint (its secret is shown only when made or rotated). */
+export interface WebhookRecord {
+  /** `wh_` + 16 letters and digits. */
+  webhook_id: string;
+  url: string;
+  /** null: every type. */
+  types: EventType[] | null;
+  session_id: string | null;
+  status: 'active' | 'disabled';
+  created_at: Timestamp;
+  disabled_at: Timestamp | null;
+  failing_since: Timestamp | null;
+  /** The last event delivered (or passed over by the filters); null before the first. */
+  last_event_id: string | null;
+}
+
+export interface WebhookCreated extends WebhookRecord {
+  /** `whsec_…`: verify deliveries with it (Standard Webhooks). */
+  secret: string;
+}
+
+export interface WebhookList extends Pagination {
+  webhooks: WebhookRecord[];
+}
+
+export interface WebhookSecret {
+  webhook_id: string;
+  secret: string;
+}
+
+export interface DeleteWebhookResult {
+  webhook_id: string;
+  deleted: true;
+}
+
+/** One delivery attempt of an event to a webhook. */
+export interface DeliveryRecord {
+  delivery_id: string;
+  event_id: string;
+  event_type: EventType;
+  attempt: number;
+  delivered: boolean;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: Timestamp;
+}
+
+export interface DeliveryList extends Pagination {
+  deliveries: DeliveryRecord[];
+}

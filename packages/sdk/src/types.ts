@@ -25,6 +25,9 @@ export type {
   ArtifactRecord,
   BatchDownloadUrl,
   BatchDownloadUrls,
+  DeleteWebhookResult,
+  DeliveryList,
+  DeliveryRecord,
   DownloadUrl,
   EventList,
   EventRecord,
@@ -42,7 +45,11 @@ export type {
   UnlockResult,
   UnpublishResult,
   UploadTicket,
+  WebhookCreated,
   WebhookDisabled,
+  WebhookList,
+  WebhookRecord,
+  WebhookSecret,
 } from './records.js';
 
 /** WhoAmI's additive fields: an older Cairn, or the hosted service, omits them. */

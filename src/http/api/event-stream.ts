@@ -58,8 +58,10 @@ export class EventStream {
     this.res.on('close', () => this.end());
     this.heartbeat = setInterval(() => void this.beat(), this.opts.heartbeatMs);
     this.heartbeat.unref();
-    // The client's reconnect delay, should the connection drop.
-    this.res.write('retry: 2000\n\n');
+    // The client's reconnect delay, should the connection drop, and where this stream starts: an
+    // id-only message sets an EventSource's last event id without an event, so a client that
+    // reconnects before any event came resumes from here rather than from a later "now".
+    this.res.write(`retry: 2000\nid: ${eventId(this.pos)}\n\n`);
     void this.pump();
   }
 
