@@ -72,6 +72,7 @@ describe('the client side loads no server module', () => {
     [['push', 'note.md', '--session', 'light', '--json']],
     [['whoami']],
     [['sessions']],
+    [['watch', '--after', 'evt_0000000000000000', '--count', '1', '--json']],
   ])('cairn %j', async (args) => {
     const modules = await modulesOf(args);
     expect(modules.length).toBeGreaterThan(3);
