@@ -93,6 +93,13 @@ export class SqlWebhookStore extends SqlEventStore implements WebhookStore {
 
   async claimWebhooks(owner: string, now: number, until: number, batch: number): Promise<WebhookRow[]> {
     const d = this.d;
+    // Every instance asks this several times a second: a plain read first, so that with nothing
+    // due no write transaction is opened (on SQLite it would take the database's write lock).
+    const due = `SELECT w.id FROM webhooks AS w ${d.indexedBy('webhooks_due')}
+      WHERE w.status = 'active' AND w.next_attempt_at <= ? AND coalesce(w.lease_until, 0) <= ?
+        AND w.cursor_seq < coalesce((SELECT h.last_seq FROM event_heads AS h WHERE h.tenant_id = w.tenant_id), 0)
+      LIMIT 1`;
+    if (!(await this.sql.one(due, [now, now]))) return [];
     // One statement: the candidates are locked (skipping those another claim holds), re-checked
     // on their latest version, and leased.
     const rows = await this.sql.write(function* () {
