@@ -10,6 +10,7 @@ import uuid
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
+from . import events as _events
 from . import resumable as _tus
 from .errors import ArtifactAlreadyDeletedError, CairnError, NotFoundError, ServerError
 from .models import (
@@ -915,6 +916,96 @@ class Cairn:
         """Seals a session (irreversible); later uploads naming it raise :class:`SessionSealedError`."""
         resp = self._t.request("POST", f"/v1/sessions/{_seg(session_id)}/seal", policy=IDEMPOTENT)
         return SealResult.from_dict(resp.json())
+
+    # -- the change feed ----------------------------------------------------------------------
+
+    def list_events(
+        self,
+        *,
+        after: Optional[str] = None,
+        types: Optional[Sequence[str]] = None,
+        session_id: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """One page of events, oldest first: ``{"events": [...], "next_cursor", "has_more"}``.
+
+        Poll by passing the last ``event_id`` you saw as ``after``; ``types`` takes prefixes such
+        as ``"artifact.*"``.
+        """
+        query = [
+            ("after", after),
+            ("cursor", cursor),
+            ("limit", limit),
+            ("types", ",".join(types) if types else None),
+            ("session_id", session_id),
+        ]
+        return self._t.request("GET", "/v1/events", query=query).json()
+
+    def iter_events(self, **filters: Any) -> Iterator[Dict[str, Any]]:
+        """Every event kept that matches, oldest first, page after page."""
+        page = self.list_events(**filters)
+        while True:
+            yield from page["events"]
+            if not page.get("has_more") or not page.get("next_cursor"):
+                return
+            rest = {k: v for k, v in filters.items() if k != "after"}
+            page = self.list_events(**rest, cursor=page["next_cursor"])
+
+    def follow_events(
+        self,
+        *,
+        after: Optional[str] = None,
+        types: Optional[Sequence[str]] = None,
+        session_id: Optional[str] = None,
+        stop: Any = None,
+    ) -> Iterator[Dict[str, Any]]:
+        """Events as they happen (``GET /v1/events/stream``), for as long as you iterate.
+
+        Reconnects by itself with ``Last-Event-ID``, so none is missed or repeated. ``stop``: a
+        ``threading.Event`` that ends the iteration at the next message or heartbeat.
+        """
+        return _events.follow_events(
+            self._t, after=after, types=list(types) if types else None, session_id=session_id, stop=stop
+        )
+
+    # -- webhooks ------------------------------------------------------------------------------
+
+    def create_webhook(
+        self, url: str, *, types: Optional[Sequence[str]] = None, session_id: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """Creates a webhook; the answer's ``secret`` (``whsec_…``) is shown only now: keep it for :func:`verify_webhook`."""
+        body: Dict[str, Any] = {"url": url}
+        if types:
+            body["types"] = list(types)
+        if session_id is not None:
+            body["session_id"] = session_id
+        return self._t.request("POST", "/v1/webhooks", json_body=body, policy=RATE_LIMIT_ONLY).json()
+
+    def list_webhooks(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """This account's webhooks, oldest first (never their secrets)."""
+        return self._t.request("GET", "/v1/webhooks", query=[("cursor", cursor), ("limit", limit)]).json()
+
+    def get_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        return self._t.request("GET", f"/v1/webhooks/{_seg(webhook_id)}").json()
+
+    def delete_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        return self._t.request("DELETE", f"/v1/webhooks/{_seg(webhook_id)}").json()
+
+    def rotate_webhook_secret(self, webhook_id: str) -> Dict[str, Any]:
+        """A new secret; deliveries carry the old one's signature too for 24 hours."""
+        return self._t.request("POST", f"/v1/webhooks/{_seg(webhook_id)}/rotate-secret", policy=RATE_LIMIT_ONLY).json()
+
+    def enable_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        """Makes a disabled webhook active again, from the event it stopped at."""
+        return self._t.request("POST", f"/v1/webhooks/{_seg(webhook_id)}/enable", policy=IDEMPOTENT).json()
+
+    def webhook_deliveries(
+        self, webhook_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """The webhook's delivery attempts, newest first."""
+        query = [("cursor", cursor), ("limit", limit)]
+        return self._t.request("GET", f"/v1/webhooks/{_seg(webhook_id)}/deliveries", query=query).json()
 
     # -- public page endpoints (no key) ------------------------------------------------------
 

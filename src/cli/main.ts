@@ -26,6 +26,7 @@ export const COMMAND_MODULES: { words: string[]; load: () => Promise<Register> }
   { words: ['publish', 'unpublish'], load: async () => (await import('./client/pages.js')).registerPageCommands },
   { words: ['sessions', 'seal'], load: async () => (await import('./client/sessions.js')).registerSessionCommands },
   { words: ['whoami', 'login'], load: async () => (await import('./client/account.js')).registerAccountCommands },
+  { words: ['watch'], load: async () => (await import('./client/watch.js')).registerWatchCommand },
   {
     words: ['capture'],
     load: async () => (await import('./client/capture-commands.js')).registerCaptureCommands,

@@ -23,6 +23,8 @@ export interface PlanLimits {
   rateLimitBurst: number;
   presignedUpload: boolean;
   passwordPages: boolean;
+  /** Webhook endpoints. */
+  webhooks: number;
 }
 
 const GB = 1_000_000_000;
@@ -39,6 +41,7 @@ export const PLANS: Record<PlanName, PlanLimits> = {
     rateLimitBurst: 200,
     presignedUpload: false,
     passwordPages: false,
+    webhooks: 2,
   },
   pro: {
     storageBytes: 50 * GB,
@@ -50,6 +53,7 @@ export const PLANS: Record<PlanName, PlanLimits> = {
     rateLimitBurst: 200,
     presignedUpload: true,
     passwordPages: true,
+    webhooks: 20,
   },
 };
 

@@ -73,6 +73,7 @@ describe('the client side loads no server module', () => {
     [['whoami']],
     [['sessions']],
     [['capture', 'codex', '--help']],
+    [['watch', '--after', 'evt_0000000000000000', '--count', '1', '--json']],
   ])('cairn %j', async (args) => {
     const modules = await modulesOf(args);
     expect(modules.length).toBeGreaterThan(3);

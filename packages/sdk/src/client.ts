@@ -1,4 +1,5 @@
 import { CairnError } from './errors.js';
+import type { FollowEventsOptions } from './events.js';
 import { walkPages } from './iterate.js';
 import { artifactsQuery, sessionsQuery } from './query.js';
 import { lacksTranscriptModels, scanTranscriptFile, scanTranscriptText, withTranscriptModels } from './transcript.js';
@@ -11,9 +12,13 @@ import type {
   BatchDownloadUrls,
   CairnClientOptions,
   DeleteResult,
+  DeleteWebhookResult,
+  DeliveryList,
   DownloadResult,
   DownloadToFileOptions,
   DownloadUrl,
+  EventList,
+  EventRecord,
   GateInfo,
   LinkList,
   LinkRecord,
@@ -40,6 +45,10 @@ import type {
   UploadOptions,
   UploadStreamOptions,
   UploadTicket,
+  WebhookCreated,
+  WebhookList,
+  WebhookRecord,
+  WebhookSecret,
   WhoAmI,
 } from './types.js';
 import { CAIRN_VERSION } from './version.js';
@@ -59,6 +68,26 @@ const seg = encodeURIComponent;
 // only lists or reads records (a CLI command, an MCP server answering a question) never loads them.
 const uploads = () => import('./uploads.js');
 const resumable = () => import('./resumable.js');
+const events = () => import('./events.js');
+
+/** The filters of `GET /v1/events`. */
+export interface ListEventsQuery {
+  /** Only events after this event id. */
+  after?: string;
+  cursor?: string;
+  limit?: number;
+  /** Event types or prefixes (`artifact.*`). */
+  types?: string[];
+  sessionId?: string;
+}
+
+const eventsQuery = (q: ListEventsQuery) => ({
+  after: q.after,
+  cursor: q.cursor,
+  limit: q.limit === undefined ? undefined : String(q.limit),
+  types: q.types?.join(','),
+  session_id: q.sessionId,
+});
 
 /** The Cairn API from TypeScript: wire records as-is (snake_case), options in camelCase. */
 export class CairnClient {
@@ -494,6 +523,71 @@ export class CairnClient {
       json: body,
       auth: false,
       idempotent: false,
+    });
+  }
+
+  // ---- the change feed ----
+
+  /** A page of events, oldest first (`GET /v1/events`). */
+  listEvents(q: ListEventsQuery = {}): Promise<EventList> {
+    return this.get('/v1/events', eventsQuery(q));
+  }
+
+  /** Every event kept that matches, oldest first, page by page. */
+  iterateEvents(q: ListEventsQuery = {}): AsyncIterable<EventRecord> {
+    return walkPages(
+      (cursor) => this.listEvents(cursor === undefined ? q : { ...q, after: undefined, cursor }),
+      (page) => page.events,
+    );
+  }
+
+  /**
+   * The events as they happen (`GET /v1/events/stream`), for as long as you iterate; reconnects
+   * by itself with Last-Event-ID, so none is missed or repeated. End it with `opts.signal`.
+   */
+  async *followEvents(opts: FollowEventsOptions = {}): AsyncGenerator<EventRecord> {
+    yield* (await events()).followEvents(this.http, opts);
+  }
+
+  // ---- webhooks ----
+
+  /** The secret (`whsec_…`) is in this answer only: keep it to verify deliveries (`verifyWebhook`). */
+  createWebhook(input: { url: string; types?: string[]; sessionId?: string }): Promise<WebhookCreated> {
+    return this.http.json({
+      method: 'POST',
+      path: '/v1/webhooks',
+      json: { url: input.url, types: input.types, session_id: input.sessionId },
+      // Each call makes a webhook: never repeated on its own.
+      idempotent: false,
+    });
+  }
+
+  listWebhooks(q: { cursor?: string; limit?: number } = {}): Promise<WebhookList> {
+    return this.get('/v1/webhooks', { cursor: q.cursor, limit: q.limit === undefined ? undefined : String(q.limit) });
+  }
+
+  getWebhook(id: string): Promise<WebhookRecord> {
+    return this.get(`/v1/webhooks/${seg(id)}`);
+  }
+
+  deleteWebhook(id: string): Promise<DeleteWebhookResult> {
+    return this.http.json({ method: 'DELETE', path: `/v1/webhooks/${seg(id)}`, idempotent: true });
+  }
+
+  /** A new secret; deliveries carry the old one's signature too for 24 hours. */
+  rotateWebhookSecret(id: string): Promise<WebhookSecret> {
+    return this.http.json({ method: 'POST', path: `/v1/webhooks/${seg(id)}/rotate-secret`, idempotent: false });
+  }
+
+  /** A disabled webhook active again, from the event it stopped at. */
+  enableWebhook(id: string): Promise<WebhookRecord> {
+    return this.http.json({ method: 'POST', path: `/v1/webhooks/${seg(id)}/enable`, idempotent: true });
+  }
+
+  listWebhookDeliveries(id: string, q: { cursor?: string; limit?: number } = {}): Promise<DeliveryList> {
+    return this.get(`/v1/webhooks/${seg(id)}/deliveries`, {
+      cursor: q.cursor,
+      limit: q.limit === undefined ? undefined : String(q.limit),
     });
   }
 }
