@@ -30,7 +30,7 @@ export function registerTransferCommands(program: Command): void {
       'cairn download art_XXXXXXXXXXXXXXXX -o ./reports/',
       'cairn download art_XXXXXXXXXXXXXXXX -o report.md --force',
       'cairn download art_XXXXXXXXXXXXXXXX -o - | less',
-      'cairn download --session run-42                # ./run-42/ with manifest.json; run again to resume',
+      'cairn download --session run-42     # into ./run-42/; run again to resume',
       'cairn download --session run-42 --zip run-42.zip',
       'cairn download --session run-42 --tar run-42.tar.gz',
     ],
