@@ -74,6 +74,7 @@ describe('the client side loads no server module', () => {
     [['sessions']],
     [['capture', 'codex', '--help']],
     [['capture', 'gemini', '--help']],
+    [['watch', '--after', 'evt_0000000000000000', '--count', '1', '--json']],
   ])('cairn %j', async (args) => {
     const modules = await modulesOf(args);
     expect(modules.length).toBeGreaterThan(3);

@@ -96,14 +96,15 @@ export interface ServeProcess {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `cairn serve` on `dataDir` with OS-chosen ports and waits for its banner. */
+/** Starts `cairn serve` on `dataDir` with OS-chosen ports (on `node`) and waits for its banner. */
 export async function spawnServe(
   dataDir: string,
   extraEnv: Record<string, string> = {},
   timeoutMs = 20_000,
   nodeArgs: string[] = [],
+  node: string = process.execPath,
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
+  const child = spawn(node, [...nodeArgs, BIN, 'serve'], {
     env: childEnv({
       CAIRN_DATA_DIR: dataDir,
       CAIRN_API_PORT: '0',
@@ -125,7 +126,7 @@ export async function spawnServe(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
-  const done = /curl .*\/v1\/artifacts|Create more tenants/;
+  const done = /curl [\s\S]*\/v1\/artifacts|Create more tenants/;
   const deadline = Date.now() + timeoutMs;
   while (!done.test(out)) {
     if (child.exitCode !== null || child.signalCode !== null) {

@@ -2,8 +2,10 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Core } from '../../core/index.js';
 import { installErrorHandling } from '../errors/handler.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
+import { faviconRoute } from '../favicon.js';
 import { installPublicHeaders } from '../public-headers.js';
 import { sendNotFound, viewerPageRoutes } from './pages.js';
+import { sessionLinkRoutes } from './session-link.js';
 
 /** The viewer origin: public page shells at `/a/<slug>` (added by the pages feature). */
 export async function buildViewerApp(core: Core, opts: ListenerOptions): Promise<FastifyInstance> {
@@ -16,7 +18,9 @@ export async function buildViewerApp(core: Core, opts: ListenerOptions): Promise
   });
   installPublicHeaders(app);
   app.get('/health', async () => ({ status: 'ok' }));
+  faviconRoute(app);
   viewerPageRoutes(app, core);
+  sessionLinkRoutes(app, core);
   for (const plugin of opts.plugins ?? []) await plugin(app, core);
   return app;
 }
