@@ -73,6 +73,7 @@ describe('the client side loads no server module', () => {
     [['whoami']],
     [['sessions']],
     [['capture', 'codex', '--help']],
+    [['capture', 'gemini', '--help']],
     [['watch', '--after', 'evt_0000000000000000', '--count', '1', '--json']],
   ])('cairn %j', async (args) => {
     const modules = await modulesOf(args);
@@ -91,7 +92,9 @@ describe('the client side loads no server module', () => {
     // Only the module of its own word: no other command's definitions.
     expect(
       ls.filter((m) =>
-        /\/dist\/cli\/(serve|admin|mcp)\.js|\/dist\/cli\/client\/(push|capture[a-z-]*|codex-rollout)\.js/.test(m),
+        /\/dist\/cli\/(serve|admin|mcp)\.js|\/dist\/cli\/client\/(push|capture[a-z-]*|codex-rollout|gemini-chat)\.js/.test(
+          m,
+        ),
       ),
     ).toEqual([]);
   });

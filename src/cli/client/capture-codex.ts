@@ -4,9 +4,8 @@ import { UsageError } from '../usage-error.js';
 import { codexHome, rolloutFiles, scanRollout } from './codex-rollout.js';
 import { nonEmpty } from './config-file.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
-import { formatBytes } from './format.js';
 import { missingKeyMessage } from './settings.js';
-import { pushTranscriptCopy } from './transcript-upload.js';
+import { capturedMetadata, printCaptured, pushTranscriptCopy } from './transcript-upload.js';
 
 /**
  * `cairn capture codex`: pushes a Codex CLI session rollout as a transcript, with the models its
@@ -46,9 +45,7 @@ async function captureCodex(ctx: Ctx, _args: unknown[], opts: Record<string, unk
     const rollout = await scanRollout(copy);
     const sessionId = rollout.sessionId ?? sessionIdFromName(file);
     if (!sessionId) throw new UsageError(`${file} is not a Codex rollout: it has no session_meta with an id.`);
-    const metadata: Record<string, unknown> = { capture: 'snapshot' };
-    if (rollout.model) Object.assign(metadata, { model: rollout.model, model_source: 'transcript' });
-    if (rollout.modelsUsed.length > 0) metadata.models_used = rollout.modelsUsed.join(',');
+    const metadata = capturedMetadata('snapshot', rollout);
     return {
       filename: `codex-${sessionId}.jsonl`,
       contentType: 'application/x-ndjson',
@@ -57,12 +54,7 @@ async function captureCodex(ctx: Ctx, _args: unknown[], opts: Record<string, unk
       metadata,
     };
   });
-  if (ctx.json) ctx.printJson(record);
-  else {
-    ctx.print(
-      `${ctx.paint('cyan', record.artifact_id)}  ${record.filename}  ${formatBytes(record.size_bytes)}  ${ctx.paint('dim', `session ${record.session_id}`)}`,
-    );
-  }
+  printCaptured(ctx, record);
 }
 
 const SESSION_IN_NAME = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/;

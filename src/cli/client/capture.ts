@@ -128,13 +128,13 @@ async function captureClaudeCode(ctx: Ctx, _args: unknown[], opts: Record<string
   }
 }
 
-interface Found {
+export interface Found {
   sessionId: string;
   file: string;
 }
 
 /** Claude Code's hook input: `{"session_id": …, "transcript_path": …, "hook_event_name": …}` on stdin. */
-async function fromHookInput(event: string): Promise<Found> {
+export async function fromHookInput(event: string): Promise<Found> {
   if (event !== 'end') throw new UsageError('--from-hook takes "end".');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

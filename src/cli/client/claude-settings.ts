@@ -28,6 +28,15 @@ export const hookGroup = (command: string) => ({
   hooks: [{ type: 'command', command, timeout: HOOK_TIMEOUT_SECONDS }],
 });
 
+/** Which host's hook: how Cairn's entry is recognised, and the group that installing adds. */
+export interface HookFlavor {
+  /** Every command of this flavour contains it. */
+  marker: string;
+  group(command: string): Json;
+}
+
+export const CLAUDE_CODE_HOOK: HookFlavor = { marker: HOOK_MARKER, group: hookGroup };
+
 /** $CLAUDE_CONFIG_DIR, else ~/.claude. */
 export function claudeDir(env: NodeJS.ProcessEnv = process.env): string {
   return nonEmpty(env.CLAUDE_CONFIG_DIR) ?? path.join(homedir(), '.claude');
@@ -94,21 +103,24 @@ function sessionEndList(settings: Json, file: string): unknown[] | undefined {
 }
 
 /** Whether a hook group is one Cairn added: a group of exactly one command hook of ours. */
-function isOurGroup(group: unknown): boolean {
+function isOurGroup(group: unknown, marker: string): boolean {
   if (!isObject(group) || !Array.isArray(group.hooks) || group.hooks.length !== 1) return false;
   const hook = group.hooks[0];
-  return (
-    isObject(hook) && hook.type === 'command' && typeof hook.command === 'string' && hook.command.includes(HOOK_MARKER)
-  );
+  return isObject(hook) && hook.type === 'command' && typeof hook.command === 'string' && hook.command.includes(marker);
 }
 
 export type InstallOutcome = { changed: false } | { changed: true; backup: string | null };
 
-export async function installHook(file: string, command: string, stateFile: string): Promise<InstallOutcome> {
+export async function installHook(
+  file: string,
+  command: string,
+  stateFile: string,
+  flavor: HookFlavor = CLAUDE_CODE_HOOK,
+): Promise<InstallOutcome> {
   const { settings, existed, mode } = await readSettings(file);
   const list = sessionEndList(settings, file);
-  const group = hookGroup(command);
-  const ours = list?.findIndex(isOurGroup) ?? -1;
+  const group = flavor.group(command);
+  const ours = list?.findIndex((g) => isOurGroup(g, flavor.marker)) ?? -1;
   if (ours >= 0 && JSON.stringify(list?.[ours]) === JSON.stringify(group)) return { changed: false };
   const createdHooks = settings.hooks === undefined;
   const createdSessionEnd = list === undefined;
@@ -130,10 +142,15 @@ export async function installHook(file: string, command: string, stateFile: stri
   return { changed: true, backup };
 }
 
-export async function uninstallHook(file: string, stateFile: string): Promise<InstallOutcome> {
+export async function uninstallHook(
+  file: string,
+  stateFile: string,
+  flavor: HookFlavor = CLAUDE_CODE_HOOK,
+): Promise<InstallOutcome> {
   const { settings, existed, mode } = await readSettings(file);
   const list = existed ? sessionEndList(settings, file) : undefined;
-  if (!list?.some(isOurGroup)) return { changed: false };
+  const isOurs = (g: unknown) => isOurGroup(g, flavor.marker);
+  if (!list?.some(isOurs)) return { changed: false };
   const state = await readState(stateFile);
   const created = state.files[path.resolve(file)] ?? {
     createdFile: false,
@@ -141,7 +158,7 @@ export async function uninstallHook(file: string, stateFile: string): Promise<In
     createdSessionEnd: false,
   };
   const hooks = settings.hooks as Json;
-  const rest = list.filter((g) => !isOurGroup(g));
+  const rest = list.filter((g) => !isOurs(g));
   if (rest.length === 0 && created.createdSessionEnd) delete hooks.SessionEnd;
   else hooks.SessionEnd = rest;
   if (Object.keys(hooks).length === 0 && created.createdHooks) delete settings.hooks;

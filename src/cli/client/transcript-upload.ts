@@ -4,6 +4,7 @@ import path from 'node:path';
 import { type ArtifactRecord, deriveIdempotencyKey, sha256File, type UploadOptions } from 'cairn-store-sdk';
 import { UsageError } from '../usage-error.js';
 import type { Ctx } from './context.js';
+import { formatBytes } from './format.js';
 
 /**
  * Pushes a copy of an agent's transcript file (its host may still be appending to it: the
@@ -41,5 +42,30 @@ export async function pushTranscriptCopy(
     return await ctx.client.uploadFile(copy, { ...options, idempotencyKey: key });
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The metadata of a captured transcript: how it was captured, and the models read from it by
+ * Claude Code's rule (`model` the last main-loop model, marked `model_source=transcript`;
+ * `models_used` every one, sorted), when it names any.
+ */
+export function capturedMetadata(
+  capture: 'end' | 'snapshot',
+  found: { model: string | null; modelsUsed: string[] },
+): Record<string, unknown> {
+  const metadata: Record<string, unknown> = { capture };
+  if (found.model) Object.assign(metadata, { model: found.model, model_source: 'transcript' });
+  if (found.modelsUsed.length > 0) metadata.models_used = found.modelsUsed.join(',');
+  return metadata;
+}
+
+/** The stored record: as JSON with --json, else one line (id, filename, size, session). */
+export function printCaptured(ctx: Ctx, record: ArtifactRecord): void {
+  if (ctx.json) ctx.printJson(record);
+  else {
+    ctx.print(
+      `${ctx.paint('cyan', record.artifact_id)}  ${record.filename}  ${formatBytes(record.size_bytes)}  ${ctx.paint('dim', `session ${record.session_id}`)}`,
+    );
   }
 }
