@@ -200,7 +200,7 @@ describe('words agents act on', () => {
     }
     expect(offending).toEqual([]);
     // The same rules still hold: delete_artifact needs confirm true, list filters take numbers.
-    const confirmOnly = (await stdio.client.listTools()).tools.find((t) => t.name === 'delete_artifact');
+    const confirmOnly = (await hosted.client.listTools()).tools.find((t) => t.name === 'delete_artifact');
     expect(confirmOnly?.inputSchema.properties?.confirm).toMatchObject({ type: 'boolean', enum: [true] });
   });
 
