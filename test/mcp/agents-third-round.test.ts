@@ -181,7 +181,12 @@ describe('words agents act on', () => {
   it('tool schemas use only the portable subset: no $schema, const, type lists or {} for any value', async () => {
     const offending: string[] = [];
     const walk = (node: unknown, where: string): void => {
-      if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${where}[${i}]`));
+      if (Array.isArray(node)) {
+        node.forEach((n, i) => {
+          walk(n, `${where}[${i}]`);
+        });
+        return;
+      }
       if (typeof node !== 'object' || node === null) return;
       for (const [key, value] of Object.entries(node)) {
         const at = `${where}.${key}`;
