@@ -40,10 +40,7 @@ export function registerCaptureCommands(program: Command): void {
       .option('--install', "add a SessionEnd hook to Claude Code's settings (merged; a backup is kept)")
       .option('--uninstall', 'remove exactly what --install added')
       .option('--snapshot', "push the current session's transcript now (metadata capture=snapshot)")
-      .option(
-        '--from-hook <event>',
-        "a hook's entry point (end, or snapshot for a hook of your own): reads Claude Code's hook input on stdin",
-      )
+      .option('--from-hook <event>', "the hook's own entry point: reads Claude Code's hook input on stdin")
       .option(
         '--settings <file>',
         'settings file (default: $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)',
@@ -120,8 +117,7 @@ async function captureClaudeCode(ctx: Ctx, _args: unknown[], opts: Record<string
   }
   if (!ctx.settings.apiKey) throw new UsageError(missingKeyMessage(ctx.settings));
   const found = mode === 'hook' ? await fromHookInput(opts.fromHook as string) : await currentSession(opts);
-  const capture = mode === 'hook' && opts.fromHook === 'end' ? 'end' : 'snapshot';
-  const record = await pushTranscript(ctx, found, capture, opts);
+  const record = await pushTranscript(ctx, found, mode === 'hook' ? 'end' : 'snapshot', opts);
   if (ctx.json) ctx.printJson(record);
   else {
     ctx.print(
@@ -137,9 +133,7 @@ interface Found {
 
 /** Claude Code's hook input: `{"session_id": …, "transcript_path": …, "hook_event_name": …}` on stdin. */
 async function fromHookInput(event: string): Promise<Found> {
-  // `snapshot`: any hook (Stop, PreCompact, …) names its own session in its input, so a snapshot
-  // from a hook needs no guess at which session is current.
-  if (event !== 'end' && event !== 'snapshot') throw new UsageError('--from-hook takes "end" or "snapshot".');
+  if (event !== 'end') throw new UsageError('--from-hook takes "end".');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   let input: unknown;
