@@ -462,7 +462,7 @@ describe('JSON base64 upload', () => {
     const list = await api(s.apiUrl, key, 'GET', '/v1/artifacts');
     expect(list.json.artifacts.map((a: { filename: string }) => a.filename)).toEqual(['ok.bin']);
     expect(await blobFilesFor(s, sha256(over))).toEqual([]);
-    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.usage_storage_bytes).toBe(10_000_000);
+    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.usage_storage_bytes).toBe(10_485_760);
   });
 });
 
