@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
+import { fitted } from '../help.js';
 import { UsageError } from '../usage-error.js';
 import { codexHome, rolloutFiles, scanRollout } from './codex-rollout.js';
 import { nonEmpty } from './config-file.js';
@@ -23,17 +24,19 @@ export function registerCodexCapture(capture: Command): void {
       .option('--agent <id>', 'agent label (else CAIRN_AGENT_ID, else codex)')
       .addHelpText(
         'after',
-        `
+        fitted(
+          `
 Rollouts are read from $CODEX_HOME/sessions (default ~/.codex/sessions). The push carries the
 session id as --session, metadata capture=snapshot, and model, model_source=transcript and
 models_used read from the rollout's turns. Pushing the same rollout again stores nothing new; a
 rollout that grew since is a new artifact. Transcripts are stored as they are: Cairn does not
 redact secrets in them.`,
+        ),
       ),
     [
       'cairn capture codex',
       'cairn capture codex --session-id 01a23491-412c-7863-a91f-e4da41e16c7e',
-      'cairn capture codex --transcript-path ~/.codex/sessions/2026/12/02/rollout-….jsonl --json',
+      'cairn capture codex --transcript-path ./rollout.jsonl --json',
     ],
   ).action(clientAction(captureCodex, { needsKey: false }));
 }

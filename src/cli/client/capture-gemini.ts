@@ -1,6 +1,7 @@
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { fitted } from '../help.js';
 import { UsageError } from '../usage-error.js';
 import { fromHookInput } from './capture.js';
 import { type HookFlavor, installHook, uninstallHook } from './claude-settings.js';
@@ -35,12 +36,14 @@ export function registerGeminiCapture(capture: Command): void {
       .option('--agent <id>', 'agent label (else CAIRN_AGENT_ID, else gemini-cli)')
       .addHelpText(
         'after',
-        `
+        fitted(
+          `
 The hook runs \`cairn capture gemini --from-hook end\` when a session ends and pushes the session's
 chat log as a transcript: the session id as --session, metadata capture=end, plus model,
 model_source=transcript and models_used read from the log. It uses your saved login (\`cairn
 login\`); no key is written to the settings file. Transcripts are stored as they are: Cairn does
 not redact secrets in them.`,
+        ),
       ),
     ['cairn capture gemini --install', 'cairn capture gemini --snapshot', 'cairn capture gemini --uninstall'],
   ).action(clientAction(captureGemini, { needsKey: false }));
