@@ -1,6 +1,7 @@
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { AB_ENGINE_FIGURES, type AbEngineFigure, type AbRow, abEngineRows } from './ab-engines.js';
+import { AB_STORE_FIGURES, type AbStoreFigure, abStoreRows } from './ab-store.js';
 import { type Durations, deleteLoad, type GetTarget, getLoad, smallUploadLoad } from './api-load.js';
 import { settle, writeRandomFile } from './big-files.js';
 import type { CairnChildInfo } from './cairn-child.js';
@@ -30,6 +31,7 @@ export interface AbSettings {
   other: string;
   figures: AbFigure[];
   engineFigures: AbEngineFigure[];
+  storeFigures: AbStoreFigure[];
   pairs: number;
   /** Seeded rows and run lengths of the engine figures. */
   rows: number;
@@ -164,6 +166,9 @@ export async function abRun(root: string, s: AbSettings, log: (line: string) => 
     ...(pgUrl ? { pgUrl } : {}),
   };
   if (s.engineFigures.length) rows.push(...(await abEngineRows(root, engine, log)));
+  if (s.storeFigures.length) {
+    rows.push(...(await abStoreRows(builds, s.storeFigures, s.pairs, s.seconds >= 4 ? 4000 : 1000, log)));
+  }
   return [
     `A = ${s.base ?? 'this checkout'}, B = ${s.other}; ${s.pairs} pairs, alternating order` +
       (s.figures.length ? '; transfer figures after a warm-up pair' : '') +
@@ -226,10 +231,11 @@ export function abSettings(
   if (!other) throw new Error('--ab needs the folder of another checkout (with `npm run build` done)');
   const only = argv.indexOf('--only');
   const asked = only >= 0 ? (argv[only + 1] ?? '').split(',') : [...AB_FIGURES];
-  const known: readonly string[] = [...AB_FIGURES, ...AB_ENGINE_FIGURES];
+  const known: readonly string[] = [...AB_FIGURES, ...AB_ENGINE_FIGURES, ...AB_STORE_FIGURES];
   for (const f of asked) if (!known.includes(f)) throw new Error(`--only: unknown figure ${f} (${known.join(', ')})`);
   const figures = AB_FIGURES.filter((f) => asked.includes(f));
   const engineFigures = AB_ENGINE_FIGURES.filter((f) => asked.includes(f));
+  const storeFigures = AB_STORE_FIGURES.filter((f) => asked.includes(f));
   const rowsAt = argv.indexOf('--rows');
   const rows = rowsAt >= 0 ? Number(argv[rowsAt + 1]) : defaults.rows;
   if (!Number.isInteger(rows) || rows < 1000) throw new Error('--rows must be a whole number ≥ 1000');
@@ -244,6 +250,7 @@ export function abSettings(
     other: path.resolve(other),
     figures,
     engineFigures,
+    storeFigures,
     pairs,
     rows,
     d: defaults.d,
