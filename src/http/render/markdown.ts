@@ -87,6 +87,11 @@ export function relativeArtifactName(url: string): string | null {
 
 /** What the sanitizer is given in markdown-it's `env`. */
 export interface RenderEnv {
+  /**
+   * No links and no images at all (link text and alt text stay): for Markdown inside a preview
+   * document (a transcript's turns), which loads nothing and links nowhere.
+   */
+  inert?: boolean;
   /** Where references to artifacts beside the page go: `${relativeBase}${encoded name}`; unset, they stay unresolved. */
   relativeBase?: string;
 }
@@ -119,8 +124,9 @@ function sanitizeInline(children: Token[], state: StateCore): Token[] {
     const t = children[i] as Token;
     if (t.type === 'link_open') {
       upgradeFuzzyLink(t, children[i + 1]?.content ?? '');
+      const env = state.env as RenderEnv;
       const written = t.attrGet('href') ?? '';
-      const href = isSafeLinkUrl(written) ? written : relativeUrl(written, state.env as RenderEnv);
+      const href = env.inert ? null : isSafeLinkUrl(written) ? written : relativeUrl(written, env);
       const title = t.attrGet('title');
       openLinks.push(href === null);
       if (href === null) continue;
@@ -131,8 +137,9 @@ function sanitizeInline(children: Token[], state: StateCore): Token[] {
     } else if (t.type === 'link_close') {
       if (!openLinks.pop()) out.push(t);
     } else if (t.type === 'image') {
+      const env = state.env as RenderEnv;
       const written = t.attrGet('src') ?? '';
-      const src = isSafeImageUrl(written) ? written : relativeUrl(written, state.env as RenderEnv);
+      const src = env.inert ? null : isSafeImageUrl(written) ? written : relativeUrl(written, env);
       const alt = md.renderer.renderInlineAsText(t.children ?? [], md.options, state.env);
       if (src === null) {
         const text = new state.Token('text', '', 0);
