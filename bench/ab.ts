@@ -1,7 +1,7 @@
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { AB_ENGINE_FIGURES, type AbEngineFigure, type AbRow, abEngineRows } from './ab-engines.js';
-import { type Durations, type GetTarget, getLoad, smallUploadLoad } from './api-load.js';
+import { type Durations, deleteLoad, type GetTarget, getLoad, smallUploadLoad } from './api-load.js';
 import { settle, writeRandomFile } from './big-files.js';
 import type { CairnChildInfo } from './cairn-child.js';
 import { newGetTargets, startCairn } from './engine-run.js';
@@ -21,7 +21,7 @@ import { type UploadFlow, uploadFlow } from './upload-flows.js';
 
 const MIB = 1024 * 1024;
 
-export const AB_FIGURES = ['presigned', 'tus', 'multipart', 'download', 'get', 'small'] as const;
+export const AB_FIGURES = ['presigned', 'tus', 'multipart', 'download', 'get', 'small', 'delete'] as const;
 export type AbFigure = (typeof AB_FIGURES)[number];
 
 export interface AbSettings {
@@ -56,6 +56,7 @@ const UNITS: Record<AbFigure, string> = {
   download: 'MB/s',
   get: 'req/s',
   small: 'uploads/s',
+  delete: 'deletes/s',
 };
 
 /** Makes the file's bytes new (its first 16 bytes), so every upload stores a blob of its own. */
@@ -121,6 +122,23 @@ async function measure(figure: AbFigure, side: Side, s: AbSettings, file: string
     }
     case 'small':
       return (await smallUploadLoad(api, side.key, s.seconds)).reqPerSec;
+    case 'delete': {
+      // Artifacts to delete (small uploads, not timed), then each deleted once.
+      await smallUploadLoad(api, side.key, s.seconds);
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { artifacts: { artifact_id: string }[]; next_cursor: string | null } = await apiCall(
+          api,
+          side.key,
+          'GET',
+          `/v1/artifacts?limit=200${cursor ? `&cursor=${cursor}` : ''}`,
+        );
+        ids.push(...page.artifacts.map((a) => a.artifact_id));
+        cursor = page.next_cursor;
+      } while (cursor);
+      return (await deleteLoad(api, side.key, ids)).reqPerSec;
+    }
   }
 }
 

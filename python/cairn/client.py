@@ -10,9 +10,11 @@ import uuid
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
+from . import events as _events
 from . import resumable as _tus
 from .errors import ArtifactAlreadyDeletedError, CairnError, NotFoundError, ServerError
 from .models import (
+    ArchiveUrl,
     Artifact,
     ArtifactPage,
     DeleteResult,
@@ -26,6 +28,8 @@ from .models import (
     RevokeLinkResult,
     SealResult,
     Session,
+    SessionLink,
+    SessionLinkPage,
     SessionPage,
     UnlockResult,
     UnpublishResult,
@@ -91,6 +95,41 @@ def _metadata_value(value: Any) -> str:
     return json.dumps(value)  # true/false/numbers as their JSON text, as the server compares
 
 
+def _filters(
+    session_id: Optional[str],
+    agent_id: Optional[str],
+    filename: Optional[str],
+    content_type: Optional[str],
+    created_after: TimeArg,
+    created_before: TimeArg,
+    transcript: Optional[bool],
+    metadata: Optional[Mapping[str, Any]],
+) -> List[Tuple[str, Any]]:
+    """The list's filters as query pairs (``metadata`` as ``metadata.<key>`` pairs)."""
+    query: List[Tuple[str, Any]] = [
+        ("session_id", session_id),
+        ("agent_id", agent_id),
+        ("filename", filename),
+        ("content_type", content_type),
+        ("created_after", _time(created_after)),
+        ("created_before", _time(created_before)),
+        ("transcript", True if transcript else None),
+    ]
+    for key, value in (metadata or {}).items():
+        query.append((f"metadata.{key}", _metadata_value(value)))
+    return query
+
+
+def _lifetime(expires_in: Optional[int], ttl: Optional[str]) -> Dict[str, Any]:
+    """A link's lifetime as its request body: ``expires_in`` seconds or a ``ttl`` duration."""
+    body: Dict[str, Any] = {}
+    if expires_in is not None:
+        body["expires_in"] = int(expires_in)
+    if ttl is not None:
+        body["ttl"] = ttl
+    return body
+
+
 def _upload_fields(
     name: str,
     *,
@@ -121,6 +160,23 @@ def _upload_fields(
     if transcript:
         fields.append(("transcript", "true"))
     return fields
+
+
+def _with_models(
+    content: Any, path: Any, metadata: Optional[Mapping[str, Any]], model: Optional[str]
+) -> Optional[Dict[str, Any]]:
+    """A transcript upload's metadata with the models it names filled in (``model``,
+    ``model_source="transcript"``, ``models_used``), never over keys the caller set: the same on
+    every upload method, as the CLI's ``push --transcript`` and the TypeScript SDK do it."""
+    if path is not None:
+        found = transcript_models_in_file(path)
+    elif isinstance(content, (bytes, bytearray, str)):
+        found = transcript_models(content)
+    elif isinstance(content, os.PathLike):
+        found = transcript_models_in_file(content)
+    else:
+        found = (None, [])  # a file object: read once, by the upload
+    return with_transcript_models(metadata, found, declared_model=model is not None) or None
 
 
 class _DownloadSink:
@@ -250,7 +306,8 @@ class Cairn:
 
         ``filename`` defaults to the path's or file object's name (required for bytes and str).
         ``model`` goes to ``metadata["model"]`` unless that key is set. ``transcript=True`` marks a
-        session transcript (``metadata.type="transcript"``, NDJSON content type by default).
+        session transcript (``metadata.type="transcript"``, NDJSON content type by default) and
+        reads its models into the metadata as :meth:`push_transcript` does.
         With ``idempotency_key`` the upload is retried on 5xx and network errors, and the same key
         within 24 hours returns the original artifact instead of storing a second one.
         """
@@ -258,6 +315,8 @@ class Cairn:
         name = filename or source.name
         if not name:
             raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
+        if transcript:
+            metadata = _with_models(content, path, metadata, model)
         fields = _upload_fields(
             name,
             content_type=content_type,
@@ -299,30 +358,20 @@ class Cairn:
         Sets the conventional metadata: ``type=transcript`` (server side), ``models_used``
         (comma-separated) and ``capture`` (e.g. ``"end"`` or ``"snapshot"``). When the transcript's
         format is recognised (Claude Code session JSONL, OpenAI-shaped messages) and the caller did
-        not set them, ``model`` (the last model seen), ``model_source="transcript"`` and
-        ``models_used`` (every distinct model, in order of first use) are read from it; a
+        not set them, ``model`` (the last main-loop model: not a subagent's, not ``<synthetic>``),
+        ``model_source="transcript"`` and ``models_used`` (every distinct model, sorted) are read from it; a
         ``model`` given here or in ``metadata`` wins, and ``model_source`` is then left unset.
         The service does not redact secrets in transcripts.
         """
+        content: Any = events
         if isinstance(events, (list, tuple)):
-            content: Any = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
-            found = transcript_models(list(events))
-        else:
-            content = events
-            if isinstance(events, (bytes, bytearray, str)):
-                found = transcript_models(events)
-            elif isinstance(events, os.PathLike):
-                found = transcript_models_in_file(events)
-            elif isinstance(kw.get("path"), (str, os.PathLike)):
-                found = transcript_models_in_file(kw["path"])
-            else:
-                found = (None, [])  # a file object: read once, by the upload
+            content = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
         meta: Dict[str, Any] = dict(metadata or {})
         if models_used:
             meta.setdefault("models_used", ",".join(dict.fromkeys(models_used)))
         if capture:
             meta.setdefault("capture", capture)
-        meta = with_transcript_models(meta, found, declared_model=model is not None)
+        # push(transcript=True) reads the models.
         return self.push(content, filename, session_id=session_id, model=model, metadata=meta, transcript=True, **kw)
 
     # -- presigned upload (Pro) ---------------------------------------------------------
@@ -338,8 +387,14 @@ class Cairn:
         metadata: Optional[Mapping[str, Any]] = None,
         ttl: TtlArg = None,
         transcript: bool = False,
+        idempotency_key: Optional[str] = None,
     ) -> UploadTicket:
-        """``POST /v1/artifacts/upload-url``: a presigned PUT slot for up to 5 GiB (Pro only)."""
+        """``POST /v1/artifacts/upload-url``: a presigned PUT slot for up to 5 GiB (Pro only).
+
+        The pending artifact is held 24 hours (``get_artifact`` shows ``status="pending"`` and
+        ``held_until``). With ``idempotency_key`` the call is retried on 5xx and network errors, and
+        a repeat with the same key within 24 hours answers the same reservation with a fresh URL.
+        """
         body: Dict[str, Any] = {"filename": filename, "size_bytes": size_bytes}
         for key, value in (
             ("content_type", content_type),
@@ -352,7 +407,13 @@ class Cairn:
                 body[key] = value
         if transcript:
             body["transcript"] = True
-        resp = self._t.request("POST", "/v1/artifacts/upload-url", json_body=body, policy=RATE_LIMIT_ONLY)
+        resp = self._t.request(
+            "POST",
+            "/v1/artifacts/upload-url",
+            json_body=body,
+            headers={"Idempotency-Key": idempotency_key} if idempotency_key else None,
+            policy=IDEMPOTENT if idempotency_key else RATE_LIMIT_ONLY,
+        )
         return UploadTicket.from_dict(resp.json())
 
     def complete_upload(self, artifact_id: str) -> Artifact:
@@ -376,7 +437,7 @@ class Cairn:
     ) -> Artifact:
         """Presigned upload in one call: ``request_upload_url``, a streamed PUT, ``complete_upload``.
 
-        For files above the 500 MB multipart limit (up to 5 GiB, Pro plan). The source must have
+        For files above the 500 MiB (524,288,000 bytes) multipart limit (up to 5 GiB, Pro plan). The source must have
         a known size (bytes, a path, a seekable file).
         """
         source = make_source(content, path)
@@ -385,6 +446,8 @@ class Cairn:
             raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
         if source.length is None:
             raise ValueError("a presigned upload needs a source of known size (bytes, a path, a seekable file)")
+        if transcript:
+            metadata = _with_models(content, path, metadata, model)
         meta: Dict[str, Any] = dict(metadata or {})
         if model is not None and "model" not in meta:
             meta["model"] = model
@@ -473,6 +536,8 @@ class Cairn:
             name = filename or source.name
             if not name:
                 raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
+            if transcript:
+                metadata = _with_models(content, path, metadata, model)
             fields = _upload_fields(
                 name,
                 content_type=content_type,
@@ -585,19 +650,9 @@ class Cairn:
 
         Pass ``page.next_cursor`` as ``cursor`` for the next page, or use :meth:`iter_artifacts`.
         """
-        query: List[Tuple[str, Any]] = [
-            ("cursor", cursor),
-            ("limit", limit),
-            ("session_id", session_id),
-            ("agent_id", agent_id),
-            ("filename", filename),
-            ("content_type", content_type),
-            ("created_after", _time(created_after)),
-            ("created_before", _time(created_before)),
-            ("transcript", True if transcript else None),
-        ]
-        for key, value in (metadata or {}).items():
-            query.append((f"metadata.{key}", _metadata_value(value)))
+        query = [("cursor", cursor), ("limit", limit)] + _filters(
+            session_id, agent_id, filename, content_type, created_after, created_before, transcript, metadata
+        )
         return ArtifactPage.from_dict(self._t.request("GET", "/v1/artifacts", query=query).json())
 
     def iter_artifacts(self, *, page_size: Optional[int] = 200, **filters: Any) -> Iterator[Artifact]:
@@ -704,11 +759,7 @@ class Cairn:
         Retried only on 429 (refused before anything happened): after a 5xx or network error the
         link may or may not exist, so that is raised.
         """
-        body: Dict[str, Any] = {}
-        if expires_in is not None:
-            body["expires_in"] = int(expires_in)
-        if ttl is not None:
-            body["ttl"] = ttl
+        body = _lifetime(expires_in, ttl)
         resp = self._t.request(
             "POST", f"/v1/artifacts/{_seg(artifact_id)}/links", json_body=body, policy=RATE_LIMIT_ONLY
         )
@@ -781,10 +832,180 @@ class Cairn:
         """Every session, fetching page after page."""
         return _every_item(self.sessions, lambda page: page.sessions, page_size, filters)
 
+    # -- archives and session links -----------------------------------------------------
+
+    def session_archive_url(self, session_id: str, *, format: str = "zip") -> ArchiveUrl:
+        """A signed URL (one hour, no key needed) of the session's live artifacts as one archive.
+
+        ``format`` is ``"zip"`` (entries stored, exact length) or ``"tar.gz"``; the archive's first
+        entry, ``manifest.json``, lists each file's artifact id, name, type, size and SHA-256. The
+        call counts as one request; fetching the URL counts none.
+        """
+        resp = self._t.request(
+            "GET", f"/v1/sessions/{_seg(session_id)}/archive", query=[("format", format)], see_other=True
+        )
+        return ArchiveUrl.from_dict(resp.json())
+
+    def archive_url(
+        self,
+        *,
+        format: str = "zip",
+        session_id: Optional[str] = None,
+        agent_id: Optional[str] = None,
+        filename: Optional[str] = None,
+        content_type: Optional[str] = None,
+        created_after: TimeArg = None,
+        created_before: TimeArg = None,
+        transcript: Optional[bool] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+    ) -> ArchiveUrl:
+        """The same for every artifact the filters of :meth:`list` match (at most 10,000)."""
+        query = [("format", format)] + _filters(
+            session_id, agent_id, filename, content_type, created_after, created_before, transcript, metadata
+        )
+        return ArchiveUrl.from_dict(self._t.request("GET", "/v1/artifacts/archive", query=query, see_other=True).json())
+
+    def download_session(self, session_id: str, dest: PathLike, *, format: str = "zip") -> str:
+        """Streams the session's archive to the file ``dest`` (via a temp file renamed at the end,
+        so a failed download leaves nothing) and returns its path. Memory stays flat."""
+        return self.download_archive(self.session_archive_url(session_id, format=format).archive_url, dest)
+
+    def download_archive(self, url: str, dest: PathLike) -> str:
+        """Streams an archive URL (:meth:`archive_url`, :meth:`session_archive_url` or a session
+        link's ``archive_url``) to the file ``dest`` and returns its path."""
+        target = os.fspath(dest)
+        folder = os.path.dirname(os.path.abspath(target))
+        fd, tmp = tempfile.mkstemp(prefix=".cairn-", suffix=".part", dir=folder)
+        try:
+            with os.fdopen(fd, "w+b") as fh:
+                sink = _DownloadSink(fh)
+                resp = self._t.request("GET", url, auth=False, sink=sink)
+                length = resp.headers.get("content-length")
+                if length is not None and sink.count != int(length):
+                    raise CairnError(f"archive download ended after {sink.count} of {length} bytes", code="network_error")
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return target
+
+    def create_session_link(
+        self, session_id: str, expires_in: Optional[int] = None, *, ttl: Optional[str] = None
+    ) -> SessionLink:
+        """A link anyone can open to a *sealed* session: ``url`` is a page listing its files with
+        a "download all" button, ``archive_url`` the archive. Lifetime, the plan's cap and
+        :meth:`revoke_link` as for :meth:`create_link`; retried only on 429."""
+        body = _lifetime(expires_in, ttl)
+        resp = self._t.request(
+            "POST", f"/v1/sessions/{_seg(session_id)}/links", json_body=body, policy=RATE_LIMIT_ONLY
+        )
+        return SessionLink.from_dict(resp.json())
+
+    def session_links(
+        self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> SessionLinkPage:
+        """One page of the session's live share links, newest first."""
+        query = [("cursor", cursor), ("limit", limit)]
+        resp = self._t.request("GET", f"/v1/sessions/{_seg(session_id)}/links", query=query)
+        return SessionLinkPage.from_dict(resp.json())
+
     def seal(self, session_id: str) -> SealResult:
         """Seals a session (irreversible); later uploads naming it raise :class:`SessionSealedError`."""
         resp = self._t.request("POST", f"/v1/sessions/{_seg(session_id)}/seal", policy=IDEMPOTENT)
         return SealResult.from_dict(resp.json())
+
+    # -- the change feed ----------------------------------------------------------------------
+
+    def list_events(
+        self,
+        *,
+        after: Optional[str] = None,
+        types: Optional[Sequence[str]] = None,
+        session_id: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """One page of events, oldest first: ``{"events": [...], "next_cursor", "has_more"}``.
+
+        Poll by passing the last ``event_id`` you saw as ``after``; ``types`` takes prefixes such
+        as ``"artifact.*"``.
+        """
+        query = [
+            ("after", after),
+            ("cursor", cursor),
+            ("limit", limit),
+            ("types", ",".join(types) if types else None),
+            ("session_id", session_id),
+        ]
+        return self._t.request("GET", "/v1/events", query=query).json()
+
+    def iter_events(self, **filters: Any) -> Iterator[Dict[str, Any]]:
+        """Every event kept that matches, oldest first, page after page."""
+        page = self.list_events(**filters)
+        while True:
+            yield from page["events"]
+            if not page.get("has_more") or not page.get("next_cursor"):
+                return
+            rest = {k: v for k, v in filters.items() if k != "after"}
+            page = self.list_events(**rest, cursor=page["next_cursor"])
+
+    def follow_events(
+        self,
+        *,
+        after: Optional[str] = None,
+        types: Optional[Sequence[str]] = None,
+        session_id: Optional[str] = None,
+        stop: Any = None,
+    ) -> Iterator[Dict[str, Any]]:
+        """Events as they happen (``GET /v1/events/stream``), for as long as you iterate.
+
+        Reconnects by itself with ``Last-Event-ID``, so none is missed or repeated. ``stop``: a
+        ``threading.Event`` that ends the iteration at the next message or heartbeat.
+        """
+        return _events.follow_events(
+            self._t, after=after, types=list(types) if types else None, session_id=session_id, stop=stop
+        )
+
+    # -- webhooks ------------------------------------------------------------------------------
+
+    def create_webhook(
+        self, url: str, *, types: Optional[Sequence[str]] = None, session_id: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """Creates a webhook; the answer's ``secret`` (``whsec_…``) is shown only now: keep it for :func:`verify_webhook`."""
+        body: Dict[str, Any] = {"url": url}
+        if types:
+            body["types"] = list(types)
+        if session_id is not None:
+            body["session_id"] = session_id
+        return self._t.request("POST", "/v1/webhooks", json_body=body, policy=RATE_LIMIT_ONLY).json()
+
+    def list_webhooks(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """This account's webhooks, oldest first (never their secrets)."""
+        return self._t.request("GET", "/v1/webhooks", query=[("cursor", cursor), ("limit", limit)]).json()
+
+    def get_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        return self._t.request("GET", f"/v1/webhooks/{_seg(webhook_id)}").json()
+
+    def delete_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        return self._t.request("DELETE", f"/v1/webhooks/{_seg(webhook_id)}").json()
+
+    def rotate_webhook_secret(self, webhook_id: str) -> Dict[str, Any]:
+        """A new secret; deliveries carry the old one's signature too for 24 hours."""
+        return self._t.request("POST", f"/v1/webhooks/{_seg(webhook_id)}/rotate-secret", policy=RATE_LIMIT_ONLY).json()
+
+    def enable_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        """Makes a disabled webhook active again, from the event it stopped at."""
+        return self._t.request("POST", f"/v1/webhooks/{_seg(webhook_id)}/enable", policy=IDEMPOTENT).json()
+
+    def webhook_deliveries(
+        self, webhook_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """The webhook's delivery attempts, newest first."""
+        query = [("cursor", cursor), ("limit", limit)]
+        return self._t.request("GET", f"/v1/webhooks/{_seg(webhook_id)}/deliveries", query=query).json()
 
     # -- public page endpoints (no key) ------------------------------------------------------
 

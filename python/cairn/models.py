@@ -26,6 +26,9 @@ __all__ = [
     "Session",
     "SessionPage",
     "SealResult",
+    "ArchiveUrl",
+    "SessionLink",
+    "SessionLinkPage",
     "PublishResult",
     "UnpublishResult",
     "WhoAmI",
@@ -101,6 +104,10 @@ class Artifact(_Record):
     created_at: str
     expires_at: Optional[str]
     page: Optional[PageSummary] = None
+    #: ``"pending"`` only on a presigned or resumable upload not completed yet (its owner's GET shows it); else None.
+    status: Optional[str] = None
+    #: With ``status="pending"``: when the reservation is released unless the upload is completed.
+    held_until: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -238,6 +245,52 @@ class Session(_Record):
     first_artifact_at: str
     last_artifact_at: str
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
+class ArchiveUrl(_Record):
+    """A signed URL (one hour, no key needed) of an archive: a session, or a list query's matches."""
+
+    archive_url: str
+    expires_in: int
+    format: str
+    filename: str
+    artifact_count: int
+    size_bytes: int
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
+class SessionLink(_Record):
+    """A link to a sealed session: ``url`` is its viewer page, ``archive_url`` the archive itself."""
+
+    link_id: str
+    url: str
+    archive_url: str
+    expires_at: str
+    created_at: str
+    session_id: Optional[str] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass
+class SessionLinkPage(_Record):
+    """One page of :meth:`Cairn.session_links`: the session's live links, newest first."""
+
+    links: List[SessionLink]
+    next_cursor: Optional[str]
+    has_more: bool
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "SessionLinkPage":
+        obj = super().from_dict(data)
+        obj.links = [SessionLink.from_dict(item) for item in (data.get("links") or [])]
+        obj.has_more = bool(obj.has_more)
+        return obj
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.links)
 
 
 @dataclass

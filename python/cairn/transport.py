@@ -168,13 +168,14 @@ class Transport:
         auth: bool = True,
         policy: str = IDEMPOTENT,
         sink: Optional["Sink"] = None,
+        see_other: bool = False,
     ) -> Response:
         """Sends one call, retrying per ``policy``; raises a :class:`CairnError` on failure.
 
         ``path_or_url`` is an API path (``/v1/...``) or an absolute URL (a signed URL on another
         origin: sent without the API key). With ``sink``, a 2xx body is streamed to
         ``sink.write`` in 1 MiB chunks instead of being kept in memory; ``sink.reset()`` is called
-        before each retry.
+        before each retry. With ``see_other``, a ``303 See Other`` is the answer (the archive calls).
         """
         absolute = path_or_url.startswith(("http://", "https://"))
         url = path_or_url if absolute else self.base_url + path_or_url
@@ -227,7 +228,7 @@ class Transport:
                 continue
             if not absolute:
                 self._note_rate_limit(resp.headers)
-            if 200 <= resp.status < 300:
+            if 200 <= resp.status < 300 or (see_other and resp.status == 303):
                 return resp
             retry_after = _parse_retry_after(resp.headers.get("retry-after"))
             err = error_from_response(resp.status, resp.body, resp.headers, retry_after)

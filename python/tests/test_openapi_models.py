@@ -33,6 +33,9 @@ RECORDS: List[Tuple[type, str]] = [
     (models.UploadTicket, "UploadTicket"),
     (models.GateInfo, "GateInfo"),
     (models.UnlockResult, "UnlockResult"),
+    (models.ArchiveUrl, "ArchiveUrl"),
+    (models.SessionLink, "SessionLink"),
+    (models.SessionLinkPage, "SessionLinkList"),
 ]
 
 

@@ -26,7 +26,11 @@ export const COMMAND_MODULES: { words: string[]; load: () => Promise<Register> }
   { words: ['publish', 'unpublish'], load: async () => (await import('./client/pages.js')).registerPageCommands },
   { words: ['sessions', 'seal'], load: async () => (await import('./client/sessions.js')).registerSessionCommands },
   { words: ['whoami', 'login'], load: async () => (await import('./client/account.js')).registerAccountCommands },
-  { words: ['capture'], load: async () => (await import('./client/capture.js')).registerCaptureCommands },
+  { words: ['watch'], load: async () => (await import('./client/watch.js')).registerWatchCommand },
+  {
+    words: ['capture'],
+    load: async () => (await import('./client/capture-commands.js')).registerCaptureCommands,
+  },
   { words: ['mcp'], load: async () => (await import('./mcp.js')).registerMcpCommand },
 ];
 

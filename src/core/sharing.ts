@@ -1,4 +1,4 @@
-import type { ArtifactRow, TenantRow } from '../ports/metadata-store.js';
+import type { ArtifactRow, SessionLinkRow, TenantRow } from '../ports/metadata-store.js';
 import { durationSeconds } from '../shared/duration.js';
 import type {
   BatchDownloadUrl,
@@ -7,11 +7,13 @@ import type {
   LinkList,
   LinkRecord,
   RevokeLinkResult,
+  SessionLinkList,
+  SessionLinkRecord,
 } from '../wire/sharing.js';
 import { blobKey, type CoreDeps } from './context.js';
 import { encodeCursor } from './cursor.js';
 import { CairnError, invalid } from './errors.js';
-import { ARTIFACT_ID, LINK_ID, newLinkId } from './ids.js';
+import { ARTIFACT_ID, LABEL, LINK_ID, newLinkId } from './ids.js';
 import { checkArtifactId, isServable, requireReadable, settleExpiry } from './lifecycle.js';
 import { parseLinkQuery, type RawQuery } from './list-query.js';
 import { LIMITS, PLANS } from './plans.js';
@@ -27,6 +29,12 @@ const GONE = new Set(['artifact_not_found', 'artifact_already_deleted', 'artifac
 /** Something the content origin may stream to an anonymous client. */
 export interface Servable {
   artifact: ArtifactRow;
+  tenant: TenantRow;
+}
+
+/** A live session link, as the content and viewer origins resolve it. */
+export interface ServableSession {
+  link: SessionLinkRow;
   tenant: TenantRow;
 }
 
@@ -119,14 +127,7 @@ export class SharingService {
       expiresAt: now + seconds * 1000,
       revokedAt: null,
     };
-    const max = PLANS[caller.tenant.plan].activeLinks;
-    // Links of artifacts that expired since the last sweep must not hold places under the cap.
-    await settleExpiry(this.deps, caller.tenant.id);
-    if (!(await sharingStore.createLink(link, max, now))) {
-      throw new CairnError('quota_exceeded', `The ${caller.tenant.plan} plan allows ${max} active links.`, {
-        upgradeUrl: this.deps.upgradeUrl,
-      });
-    }
+    await this.underCap(caller, (max) => sharingStore.createLink(link, max, now));
     return {
       link_id: link.id,
       url: `${origins.download}/${link.id}`,
@@ -134,6 +135,36 @@ export class SharingService {
       expires_at: toIso(link.expiresAt),
       created_at: toIso(now),
     };
+  }
+
+  /**
+   * A link to a sealed session's archive (sealed, so what it serves cannot grow): `url` is its
+   * page on the viewer origin (the files with their sizes, and "download all"), `archive_url` the
+   * archive itself on the download origin. Lifetime, cap and revoke as for an artifact's link.
+   */
+  async createSessionLink(caller: Caller, sessionId: string, lifetime: LinkLifetime = {}): Promise<SessionLinkRecord> {
+    const seconds = linkSeconds(lifetime);
+    const { artifactStore, sharingStore, clock } = this.deps;
+    const session = await artifactStore.getSession(caller.tenant.id, checkSessionId(sessionId));
+    if (!session) throw sessionNotFound(sessionId);
+    if (session.sealedAt === null) {
+      throw new CairnError(
+        'invalid_request',
+        `Session '${session.sessionId}' is not sealed: only a sealed session can be shared by a link, so that what ` +
+          'the link serves cannot change. Seal it first: POST /v1/sessions/{id}/seal (irreversible).',
+      );
+    }
+    const now = clock.now();
+    const link: SessionLinkRow = {
+      id: newLinkId(),
+      tenantId: caller.tenant.id,
+      sessionId: session.sessionId,
+      createdAt: now,
+      expiresAt: now + seconds * 1000,
+      revokedAt: null,
+    };
+    await this.underCap(caller, (max) => sharingStore.createSessionLink(link, max, now));
+    return { ...this.sessionLinkRecord(link), session_id: session.sessionId };
   }
 
   /** The artifact's unexpired links, newest first, a page at a time. */
@@ -144,19 +175,54 @@ export class SharingService {
     const { query, limit } = parseLinkQuery(raw, now);
     requireReadable(await artifactStore.getArtifact(caller.tenant.id, id), now, id);
     const rows = await sharingStore.listLinks(caller.tenant.id, id, query);
-    const shown = rows.slice(0, limit);
-    const last = shown.at(-1);
-    const hasMore = rows.length > limit && last !== undefined;
+    return linkPage(rows, limit, (l) => ({
+      link_id: l.id,
+      url: `${origins.download}/${l.id}`,
+      expires_at: toIso(l.expiresAt),
+      created_at: toIso(l.createdAt),
+    }));
+  }
+
+  /** The session's unexpired links, newest first, a page at a time. */
+  async listSessionLinks(caller: Caller, sessionId: string, raw: RawQuery): Promise<SessionLinkList> {
+    const { artifactStore, sharingStore, clock } = this.deps;
+    const { query, limit } = parseLinkQuery(raw, clock.now());
+    const session = await artifactStore.getSession(caller.tenant.id, checkSessionId(sessionId));
+    if (!session) throw sessionNotFound(sessionId);
+    const rows = await sharingStore.listSessionLinks(caller.tenant.id, session.sessionId, query);
+    return linkPage(rows, limit, (l) => this.sessionLinkRecord(l));
+  }
+
+  /** A live session link (unexpired, unrevoked, its tenant not suspended), or null (→ a bare 404). */
+  async resolveSessionLink(linkId: string): Promise<ServableSession | null> {
+    if (!LINK_ID.test(linkId)) return null;
+    const found = await this.deps.sharingStore.getSessionLink(linkId);
+    const now = this.deps.clock.now();
+    if (!found || found.link.revokedAt !== null || found.link.expiresAt <= now || found.tenant.suspended) return null;
+    return found;
+  }
+
+  private sessionLinkRecord(l: SessionLinkRow) {
+    const { origins } = this.deps;
     return {
-      links: shown.map((l) => ({
-        link_id: l.id,
-        url: `${origins.download}/${l.id}`,
-        expires_at: toIso(l.expiresAt),
-        created_at: toIso(l.createdAt),
-      })),
-      next_cursor: hasMore ? encodeCursor([last.createdAt, last.id]) : null,
-      has_more: hasMore,
+      link_id: l.id,
+      url: `${origins.viewer}/s/${l.id}`,
+      archive_url: `${origins.download}/${l.id}`,
+      expires_at: toIso(l.expiresAt),
+      created_at: toIso(l.createdAt),
     };
+  }
+
+  /** Runs `insert` with the plan's cap of active links (both kinds), or throws 403 `quota_exceeded`. */
+  private async underCap(caller: Caller, insert: (max: number) => Promise<boolean>): Promise<void> {
+    const max = PLANS[caller.tenant.plan].activeLinks;
+    // Links of artifacts that expired since the last sweep must not hold places under the cap.
+    await settleExpiry(this.deps, caller.tenant.id);
+    if (!(await insert(max))) {
+      throw new CairnError('quota_exceeded', `The ${caller.tenant.plan} plan allows ${max} active links.`, {
+        upgradeUrl: this.deps.upgradeUrl,
+      });
+    }
   }
 
   /**
@@ -187,6 +253,34 @@ export class SharingService {
     return found;
   }
 }
+
+/** One page of a keyset-paginated link list. */
+function linkPage<Row extends { createdAt: number; id: string }, Item>(
+  rows: Row[],
+  limit: number,
+  item: (row: Row) => Item,
+): { links: Item[]; next_cursor: string | null; has_more: boolean } {
+  const shown = rows.slice(0, limit);
+  const last = shown.at(-1);
+  const hasMore = rows.length > limit && last !== undefined;
+  return {
+    links: shown.map(item),
+    next_cursor: hasMore ? encodeCursor([last.createdAt, last.id]) : null,
+    has_more: hasMore,
+  };
+}
+
+/** A session id's shape (anything else cannot exist: not found, as for a well-formed unknown one). */
+function checkSessionId(sessionId: string): string {
+  if (!LABEL.test(sessionId)) throw sessionNotFound(sessionId);
+  return sessionId;
+}
+
+const sessionNotFound = (id: string) =>
+  new CairnError(
+    'session_not_found',
+    `Session '${id.slice(0, 128)}' not found in this account. List sessions: GET /v1/sessions.`,
+  );
 
 /** 404 with the code of every other object the caller cannot see (the links routes' own 404). */
 const linkNotFound = (id: string) =>

@@ -26,7 +26,12 @@ export type ReleaseSlot = () => void;
 export class UploadSlots {
   private readonly held = new Map<string, number>();
 
-  constructor(readonly perTenant: number) {}
+  constructor(
+    readonly perTenant: number,
+    /** The refusal's message (default: about uploads; archive streams share this class). */
+    private readonly refusal: (perTenant: number) => string = (n) =>
+      `Too many large uploads in flight for this tenant (at most ${n} at once); retry when one has finished.`,
+  ) {}
 
   /** Slots `tenantId` holds now. */
   inUse(tenantId: string): number {
@@ -38,11 +43,9 @@ export class UploadSlots {
     if (this.perTenant === 0) return () => {};
     const n = this.inUse(tenantId);
     if (n >= this.perTenant) {
-      throw new CairnError(
-        'rate_limited',
-        `Too many large uploads in flight for this tenant (at most ${this.perTenant} at once); retry when one has finished.`,
-        { retryAfterSeconds: UPLOAD_SLOT_RETRY_AFTER_SECONDS },
-      );
+      throw new CairnError('rate_limited', this.refusal(this.perTenant), {
+        retryAfterSeconds: UPLOAD_SLOT_RETRY_AFTER_SECONDS,
+      });
     }
     this.held.set(tenantId, n + 1);
     let released = false;

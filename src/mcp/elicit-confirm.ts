@@ -35,6 +35,14 @@ export function confirmationQuestion(tool: string, args: Record<string, unknown>
         `${lifetime(seconds)}.`
       );
     }
+    case 'create_session_link': {
+      const fromTtl = typeof args.ttl === 'string' ? durationSeconds(args.ttl) : null;
+      const seconds = fromTtl ?? (typeof args.expires_in === 'number' ? args.expires_in : 604_800);
+      return (
+        `Create a public link to session ${String(args.session_id)}? Anyone who has the URL can download all of ` +
+        `its files for ${lifetime(seconds)}.`
+      );
+    }
     case 'delete_artifact':
       return `Delete ${file}? Its download links and its page stop working at once.`;
     case 'revoke_link':
@@ -142,6 +150,10 @@ function cliInstead(tool: string, args: Record<string, unknown>): string {
     case 'create_download_link': {
       const ttl = id('ttl', '');
       return `cairn link ${id('artifact_id', 'ART_ID')}${ttl === '' ? '' : ` --expires ${ttl}`}`;
+    }
+    case 'create_session_link': {
+      const ttl = id('ttl', '');
+      return `cairn link --session ${id('session_id', 'SESSION')}${ttl === '' ? '' : ` --expires ${ttl}`}`;
     }
     case 'revoke_link':
       return `cairn unlink ${id('link_id', 'LINK_ID')}`;

@@ -64,6 +64,7 @@ export async function runStdioServer(opts: StdioOptions, env: NodeJS.ProcessEnv 
     allowDestructive: opts.allowDestructive,
     audit: (line) => process.stderr.write(`${line}\n`),
     pathRoots: confinement.roots,
+    events: client,
   });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {

@@ -65,6 +65,16 @@ export interface LinkRow {
   revokedAt: number | null;
 }
 
+/** A download link to a (sealed) session's archive: the same lifetime, revoke and cap as an artifact's link. */
+export interface SessionLinkRow {
+  id: string;
+  tenantId: string;
+  sessionId: string;
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
 export interface PageRow {
   slug: string;
   tenantId: string;

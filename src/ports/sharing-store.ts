@@ -1,4 +1,4 @@
-import type { ArtifactRow, LinkRow, PageRow, TenantRow } from './metadata-records.js';
+import type { ArtifactRow, LinkRow, PageRow, SessionLinkRow, TenantRow } from './metadata-records.js';
 
 /**
  * What a tenant shares of its artifacts with people who hold no key: download links and published
@@ -28,7 +28,16 @@ export interface SharingStore {
   createLink(link: LinkRow, maxActive: number, now: number): Promise<boolean>;
   /** Any link by id, revoked ones included (with `revokedAt` set): the caller decides what it serves. */
   getLink(id: string): Promise<{ link: LinkRow; artifact: ArtifactRow; tenant: TenantRow } | null>;
-  /** The tenant's active links: unexpired at `now` and not revoked. */
+  /**
+   * Inserts a session link under the same cap as `createLink` (one count of both kinds of link),
+   * checked and inserted in one step; says which happened.
+   */
+  createSessionLink(link: SessionLinkRow, maxActive: number, now: number): Promise<boolean>;
+  /** Any session link by id, revoked ones included, with its tenant. */
+  getSessionLink(id: string): Promise<{ link: SessionLinkRow; tenant: TenantRow } | null>;
+  /** The session's active links at `query.now`, newest first, as `listLinks`. */
+  listSessionLinks(tenantId: string, sessionId: string, query: LinkQuery): Promise<SessionLinkRow[]>;
+  /** The tenant's active links (of artifacts and of sessions): unexpired at `now` and not revoked. */
   countActiveLinks(tenantId: string, now: number): Promise<number>;
   /**
    * The artifact's active links at `query.now`, newest first (`created_at DESC, id DESC`),
@@ -36,7 +45,7 @@ export interface SharingStore {
    */
   listLinks(tenantId: string, artifactId: string, query: LinkQuery): Promise<LinkRow[]>;
   /**
-   * Revokes the tenant's link: `revokedAt` is set (the first revoke's time is kept) and the link
+   * Revokes the tenant's link (of an artifact or of a session): `revokedAt` is set (the first revoke's time is kept) and the link
    * expires at `now`, so it is no longer active. True when the tenant has this link, also one
    * revoked or expired already and not yet purged; false for an unknown id or another tenant's,
    * which is left alone.

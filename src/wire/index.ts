@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Health, WhoAmI } from './account.js';
+import { ArchiveUrl } from './archives.js';
 import {
   ArtifactList,
   ArtifactRecord,
@@ -11,6 +12,7 @@ import {
   UploadUrlBody,
 } from './artifacts.js';
 import { ErrorEnvelope, Pagination } from './common.js';
+import { EventList, EventRecord, PageState, WebhookDisabled } from './events.js';
 import {
   GateInfo,
   PublishBody,
@@ -31,14 +33,29 @@ import {
   LinkRecord,
   ListedLink,
   RevokeLinkResult,
+  SessionLinkList,
+  SessionLinkRecord,
 } from './sharing.js';
+import {
+  CreateWebhookBody,
+  DeleteWebhookResult,
+  DeliveryList,
+  DeliveryRecord,
+  WebhookCreated,
+  WebhookList,
+  WebhookRecord,
+  WebhookSecret,
+} from './webhooks.js';
 
 export * from './account.js';
+export * from './archives.js';
 export * from './artifacts.js';
 export * from './common.js';
+export * from './events.js';
 export * from './pages.js';
 export * from './sessions.js';
 export * from './sharing.js';
+export * from './webhooks.js';
 
 /** The named request shapes: the ones a route validator may meet behind a `Type.Ref`. */
 export const requestComponents: TSchema[] = [
@@ -50,6 +67,7 @@ export const requestComponents: TSchema[] = [
   PublishBody,
   UnlockBody,
   ReportBody,
+  CreateWebhookBody,
 ];
 
 /** Every named component: registered once on the API app, listed in the OpenAPI document (in this order). */
@@ -65,9 +83,12 @@ export const components: TSchema[] = [
   UploadReceipt,
   DownloadUrl,
   BatchDownloadUrls,
+  ArchiveUrl,
   LinkRecord,
   ListedLink,
   LinkList,
+  SessionLinkRecord,
+  SessionLinkList,
   RevokeLinkResult,
   DeleteResult,
   SealResult,
@@ -78,4 +99,15 @@ export const components: TSchema[] = [
   ReportReceipt,
   WhoAmI,
   Health,
+  PageState,
+  WebhookDisabled,
+  EventRecord,
+  EventList,
+  WebhookRecord,
+  WebhookCreated,
+  WebhookList,
+  WebhookSecret,
+  DeleteWebhookResult,
+  DeliveryRecord,
+  DeliveryList,
 ];

@@ -119,3 +119,30 @@ export const LinkRecord = Type.Object(
   { $id: 'Link' },
 );
 export type LinkRecord = Static<typeof LinkRecord>;
+
+/** A link to a sealed session's archive, as created and as listed. */
+export const SessionLinkRecord = Type.Object(
+  {
+    link_id: Type.String({ pattern: '^lnk_[A-Za-z0-9]{20}$' }),
+    url: Type.String({
+      description: 'The link’s page on the viewer origin: the files, their sizes, and “download all”.',
+    }),
+    archive_url: Type.String({
+      description: 'The session’s archive (zip; `?format=tar.gz` for tar.gz) on the download origin.',
+    }),
+    session_id: Type.Optional(Type.String({ description: 'On creation.' })),
+    expires_at: Timestamp,
+    created_at: Timestamp,
+  },
+  { $id: 'SessionLink' },
+);
+export type SessionLinkRecord = Static<typeof SessionLinkRecord>;
+
+export const SessionLinkList = Type.Intersect(
+  [
+    Type.Ref(Pagination),
+    Type.Object({ links: Type.Array(Type.Ref(SessionLinkRecord), { description: 'Unexpired links, newest first.' }) }),
+  ],
+  { $id: 'SessionLinkList' },
+);
+export type SessionLinkList = Static<typeof SessionLinkList>;

@@ -28,6 +28,10 @@ const SDK_METHODS: Record<string, { ts: string; py: string } | { serverOnly: str
   completeUpload: { ts: 'completeUpload', py: 'complete_upload' },
   listSessions: { ts: 'listSessions', py: 'sessions' },
   sealSession: { ts: 'sealSession', py: 'seal' },
+  getSessionArchive: { ts: 'getSessionArchiveUrl', py: 'session_archive_url' },
+  getArtifactsArchive: { ts: 'getArchiveUrl', py: 'archive_url' },
+  createSessionLink: { ts: 'createSessionLink', py: 'create_session_link' },
+  listSessionLinks: { ts: 'listSessionLinks', py: 'session_links' },
   publishArtifact: { ts: 'publish', py: 'publish' },
   unpublishArtifact: { ts: 'unpublish', py: 'unpublish' },
   getPageGateInfo: { ts: 'gateInfo', py: 'page_gate_info' },
@@ -39,6 +43,16 @@ const SDK_METHODS: Record<string, { ts: string; py: string } | { serverOnly: str
   getResumableUploadOffset: { ts: 'uploadResumable', py: 'push_resumable' },
   appendToResumableUpload: { ts: 'uploadResumable', py: 'push_resumable' },
   terminateResumableUpload: { ts: 'terminateResumableUpload', py: 'terminate_resumable_upload' },
+  listEvents: { ts: 'listEvents', py: 'list_events' },
+  // The stream, followed with reconnects and Last-Event-ID.
+  streamEvents: { ts: 'followEvents', py: 'follow_events' },
+  createWebhook: { ts: 'createWebhook', py: 'create_webhook' },
+  listWebhooks: { ts: 'listWebhooks', py: 'list_webhooks' },
+  getWebhook: { ts: 'getWebhook', py: 'get_webhook' },
+  deleteWebhook: { ts: 'deleteWebhook', py: 'delete_webhook' },
+  rotateWebhookSecret: { ts: 'rotateWebhookSecret', py: 'rotate_webhook_secret' },
+  enableWebhook: { ts: 'enableWebhook', py: 'enable_webhook' },
+  listWebhookDeliveries: { ts: 'listWebhookDeliveries', py: 'webhook_deliveries' },
 };
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -49,7 +49,16 @@ export function runCairn(args: string[], opts: CliOptions): Promise<CliRun> {
 export function spawnCairn(args: string[], opts: CliOptions): { child: ChildProcess; done: Promise<CliRun> } {
   const extra = opts.env ?? {};
   const env = childEnv({ CAIRN_CONFIG_DIR: opts.configDir, CAIRN_API_URL: opts.apiUrl, ...extra });
-  for (const k of ['SERVICE_API_KEY', 'NO_COLOR', 'FORCE_COLOR', 'XDG_CONFIG_HOME']) if (!(k in extra)) delete env[k];
+  // A test run inside an agent's session must not hand that session's id to `capture --snapshot`.
+  for (const k of [
+    'SERVICE_API_KEY',
+    'NO_COLOR',
+    'FORCE_COLOR',
+    'XDG_CONFIG_HOME',
+    'CLAUDE_SESSION_ID',
+    'CLAUDE_CODE_SESSION_ID',
+  ])
+    if (!(k in extra)) delete env[k];
   const [command, argv] = opts.terminal
     ? ['script', ['-qec', terminalCommand(args, opts.terminal.stdoutTo, opts.terminal.columns), '/dev/null']]
     : [process.execPath, [BIN, ...args]];

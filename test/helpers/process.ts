@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 
@@ -43,6 +44,40 @@ export function runToExit(args: string[], env: Record<string, string>, boundMs =
       clearTimeout(timer);
       resolve({ code, stdout, stderr, killed });
     });
+  });
+}
+
+/**
+ * Writes a `cairn` into `dir` that runs this checkout's bin/cairn.js with this Node: put `dir`
+ * first on a child's PATH and `cairn` runs by name, as after `npm link`.
+ */
+export async function writeCairnShim(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'cairn'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`, { mode: 0o755 });
+}
+
+/**
+ * Runs any command to its end with exactly `env`, `input` on stdin (then closed), and collects
+ * its output. Asynchronous on purpose: a server under test in this process keeps answering.
+ */
+export function runCommand(
+  command: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string>; input?: string },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
   });
 }
 

@@ -57,7 +57,7 @@ function result(out: Record<string, unknown>): Record<string, unknown> {
 
 // Each Inspector run starts two Node processes: seconds apiece on a busy machine.
 describe('MCP Inspector CLI', { timeout: 120_000 }, () => {
-  it('tools/list lists the twelve tools of a host without confirmations, sixteen with --allow-destructive', async () => {
+  it('tools/list lists the thirteen tools of a host without confirmations, eighteen with --allow-destructive', async () => {
     const listed = (await inspect([], ['--method', 'tools/list'])).tools as { name: string; inputSchema: object }[];
     const names = listed.map((t) => t.name);
     expect(names).toHaveLength(TOOLS_WITHOUT_DESTRUCTIVE);

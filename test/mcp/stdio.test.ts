@@ -19,8 +19,9 @@ const READ_TOOLS = [
   'get_artifact_download_urls',
   'list_sessions',
   'list_links',
+  'get_session_archive_url',
 ];
-const DESTRUCTIVE = ['create_download_link', 'revoke_link', 'delete_artifact', 'seal_session'];
+const DESTRUCTIVE = ['create_download_link', 'create_session_link', 'revoke_link', 'delete_artifact', 'seal_session'];
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
 let srv: TestServer;
@@ -86,7 +87,8 @@ describe('destructive-tool gating', () => {
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(byName.get('publish_artifact')?.annotations?.idempotentHint).toBe(true);
     expect(byName.get('create_download_link')?.annotations?.idempotentHint).toBe(false);
-    expect(byName.get('store_artifact')?.inputSchema.required).toEqual(['filename']);
+    // With `path` the file's own name is the default: nothing is required by the schema itself.
+    expect(byName.get('store_artifact')?.inputSchema.required).toBeUndefined();
   });
 
   it('--allow-destructive lists them without requiresConfirmation and allows the call', async () => {

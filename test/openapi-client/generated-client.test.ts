@@ -198,6 +198,15 @@ describe('a client generated from it', () => {
       unpublishArtifact: { status: 200, detail: true },
       deleteArtifact: { status: 200, detail: ['string', 410, 'artifact_already_deleted'] },
       sealSession: { status: 200, detail: 'sealed' },
+      listEvents: { status: 200, detail: 'session.sealed' },
+      streamEvents: { status: 200, detail: 'artifact.deleted' },
+      createWebhook: { status: 201, detail: 'whsec_' },
+      listWebhooks: { status: 200, detail: 1 },
+      getWebhook: { status: 200, detail: 'active' },
+      rotateWebhookSecret: { status: 200, detail: true },
+      enableWebhook: { status: 200, detail: 'active' },
+      listWebhookDeliveries: { status: 200, detail: 0 },
+      deleteWebhook: { status: 200, detail: true },
     });
   });
 

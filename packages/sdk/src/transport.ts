@@ -40,6 +40,8 @@ export interface Call {
   streamResponse?: boolean;
   /** A call the server may legitimately take this long to answer: the timeout is at least this. */
   minTimeoutMs?: number;
+  /** `303 See Other` is the answer (its body says where), not an error: the archive calls. */
+  seeOther?: boolean;
 }
 
 /** Waits longer than this are not worth sleeping through inside a library call. */
@@ -85,7 +87,7 @@ export class Transport {
         }
         throw final(error);
       }
-      if (res.ok) return res;
+      if (res.ok || (call.seeOther && res.status === 303)) return res;
       const error = await errorFromResponse(res);
       upload?.abort();
       if (attempt >= max) throw final(error);

@@ -21,23 +21,38 @@ export interface CairnClientOptions {
 // ---- wire records: snake_case, as the API answers them (records.ts) ----
 
 export type {
+  ArchiveUrl,
   ArtifactList,
   ArtifactRecord,
   BatchDownloadUrl,
   BatchDownloadUrls,
+  DeleteWebhookResult,
+  DeliveryList,
+  DeliveryRecord,
   DownloadUrl,
+  EventList,
+  EventRecord,
+  EventType,
   GateInfo,
   LinkList,
   LinkRecord,
   ListedLink,
+  PageState,
   PublishResult,
   RevokeLinkResult,
   SealResult,
+  SessionLinkList,
+  SessionLinkRecord,
   SessionList,
   SessionRecord,
   UnlockResult,
   UnpublishResult,
   UploadTicket,
+  WebhookCreated,
+  WebhookDisabled,
+  WebhookList,
+  WebhookRecord,
+  WebhookSecret,
 } from './records.js';
 
 /** WhoAmI's additive fields: an older Cairn, or the hosted service, omits them. */
@@ -165,6 +180,13 @@ export interface RequestUploadUrlInput {
   agentId?: string;
   metadata?: Record<string, unknown>;
   ttl?: string;
+  /**
+   * A repeat with the same key within 24 hours answers the same pending artifact (with a fresh
+   * URL) instead of reserving another; with a key the call is retried on 5xx and network errors.
+   */
+  idempotencyKey?: string;
+  /** Called once the reservation is answered: `replayed` when the key answered an earlier one. */
+  onResponse?: (info: UploadResponseInfo) => void;
 }
 
 export interface PublishOptions {
@@ -175,3 +197,6 @@ export interface PublishOptions {
   title?: string;
   password?: string;
 }
+
+/** The two archive formats: zip (entries stored, exact length) or tar.gz. */
+export type ArchiveFormat = 'zip' | 'tar.gz';

@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { ApiKeyRow, ArtifactRow, LinkRow, PageRow, SessionRow, TenantRow } from '../../ports/metadata-store.js';
+import type {
+  ApiKeyRow,
+  ArtifactRow,
+  LinkRow,
+  PageRow,
+  SessionLinkRow,
+  SessionRow,
+  TenantRow,
+} from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
 import { holdsUnstorableText, UNSTORABLE_METADATA } from '../../shared/storable-text.js';
 import type { Dialect } from './dialect.js';
@@ -28,6 +36,11 @@ export const SESSIONS = table<SessionRow>()(
 );
 
 export const LINKS = table<LinkRow>()('links', 'id tenant_id artifact_id created_at expires_at revoked_at');
+
+export const SESSION_LINKS = table<SessionLinkRow>()(
+  'session_links',
+  'id tenant_id session_id created_at expires_at revoked_at',
+);
 
 export const PAGES = table<PageRow>()(
   'pages',

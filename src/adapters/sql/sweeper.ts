@@ -38,7 +38,7 @@ export class SqlSweeperStore extends SqlSharingStore {
     });
   }
 
-  async purgeArtifacts(deletedBefore: number, expiredBefore: number, batch: number): Promise<number> {
+  async purgeArtifacts(deletedBefore: number, expiredBefore: number, batch: number, now: number): Promise<number> {
     const d = this.d;
     return this.sql.write(function* () {
       // Two selects, because FOR UPDATE does not combine with UNION.
@@ -56,7 +56,7 @@ export class SqlSweeperStore extends SqlSharingStore {
             )
           : [];
       const ids = [...deleted, ...expired].map((r) => r.id);
-      yield* purgeArtifacts(d, ids);
+      yield* purgeArtifacts(d, ids, now);
       return ids.length;
     });
   }
@@ -135,12 +135,20 @@ export class SqlSweeperStore extends SqlSharingStore {
 
   async purgeDeadLinks(now: number, revokedBefore: number, batch: number): Promise<number> {
     // A revoked link expired at its revoke; its row stays until revokedBefore passes it.
-    return this.sql.run(
+    // Session links: dead by time alone (a session outlives its artifacts; the archive shows what is left).
+    const sessions = await this.sql.run(
+      `DELETE FROM session_links WHERE id IN (
+         SELECT l.id FROM session_links AS l WHERE (l.expires_at <= ? AND l.revoked_at IS NULL) OR l.revoked_at <= ?
+         LIMIT ?${this.d.skipLocked})`,
+      [now, revokedBefore, batch],
+    );
+    const artifacts = await this.sql.run(
       `DELETE FROM links WHERE id IN (
          SELECT l.id FROM links AS l WHERE (l.expires_at <= ? AND l.revoked_at IS NULL) OR l.revoked_at <= ?
            OR NOT EXISTS (SELECT 1 FROM artifacts AS a WHERE a.id = l.artifact_id AND a.status = 'active')
          LIMIT ?${this.d.skipLocked})`,
       [now, revokedBefore, batch],
     );
+    return sessions + artifacts;
   }
 }

@@ -16,17 +16,38 @@ export function registerTransferCommands(program: Command): void {
   withClientOptions(
     program
       .command('download')
-      .description("Save an artifact's bytes (default: its filename in the current folder).")
-      .argument('<id>', 'artifact id (art_…)', parseArtifactId)
-      .option('-o, --output <path>', "file or folder to write, or '-' for stdout")
-      .option('-f, --force', 'overwrite an existing file'),
+      .description(
+        "Save an artifact's bytes (default: its filename in the current folder), or a whole session with --session.",
+      )
+      .argument('[id]', 'artifact id (art_…)', parseArtifactId)
+      .option('-o, --output <path>', "file or folder to write, or '-' for stdout (--session: the folder)")
+      .option('-f, --force', 'overwrite an existing file')
+      .option('--session <id>', 'the whole session: into a folder (default ./<id>), skipping files already there')
+      .option('--zip <file>', 'with --session: as one zip file')
+      .option('--tar <file>', 'with --session: as one tar.gz file'),
     [
       'cairn download art_XXXXXXXXXXXXXXXX',
       'cairn download art_XXXXXXXXXXXXXXXX -o ./reports/',
       'cairn download art_XXXXXXXXXXXXXXXX -o report.md --force',
       'cairn download art_XXXXXXXXXXXXXXXX -o - | less',
+      'cairn download --session run-42     # into ./run-42/; run again to resume',
+      'cairn download --session run-42 --zip run-42.zip',
+      'cairn download --session run-42 --tar run-42.tar.gz',
     ],
-  ).action(clientAction(download));
+  ).action(
+    clientAction(async (ctx, args, opts) => {
+      const session = opts.session as string | undefined;
+      if (session === undefined) {
+        if (opts.zip !== undefined || opts.tar !== undefined)
+          throw new UsageError('--zip and --tar go with --session.');
+        if (args[0] === undefined) throw new UsageError('Give an artifact id, or --session <id>.');
+        return download(ctx, args, opts);
+      }
+      if (args[0] !== undefined) throw new UsageError('Give an artifact id or --session, not both.');
+      const { downloadSession } = await import('./session-download.js');
+      return downloadSession(ctx, session, opts);
+    }),
+  );
 
   withClientOptions(
     program
@@ -46,20 +67,33 @@ export function registerTransferCommands(program: Command): void {
   withClientOptions(
     program
       .command('link')
-      .description('Create a temporary download link anyone can open (no key needed).')
-      .argument('<id>', 'artifact id (art_…)', parseArtifactId)
+      .description(
+        'Create a temporary download link anyone can open (no key needed): of an artifact, or of a sealed session.',
+      )
+      .argument('[id]', 'artifact id (art_…)', parseArtifactId)
+      .option('--session <id>', 'link a whole sealed session: a page of its files with "download all"')
       .option('--expires <duration>', 'lifetime: 7d, 12h, 30m or 3600s (default 7d, max 30d)', parseLinkExpiry),
     [
       'cairn link art_XXXXXXXXXXXXXXXX',
       'cairn link art_XXXXXXXXXXXXXXXX --expires 12h',
       'cairn link art_X --json | jq -r .url',
+      'cairn seal run-42 && cairn link --session run-42',
     ],
   ).action(
     clientAction(async (ctx, [id], opts) => {
       const expiresIn = opts.expires as number | undefined;
-      const link = await ctx.client.createLink(String(id), expiresIn === undefined ? {} : { expiresIn });
+      const lifetime = expiresIn === undefined ? {} : { expiresIn };
+      const session = opts.session as string | undefined;
+      if ((id === undefined) === (session === undefined)) {
+        throw new UsageError('Give an artifact id or --session <id> (one of them).');
+      }
+      const link =
+        session === undefined
+          ? await ctx.client.createLink(String(id), lifetime)
+          : await ctx.client.createSessionLink(session, lifetime);
       if (ctx.json) return ctx.printJson(link);
       ctx.print(ctx.paint('green', link.url));
+      if ('archive_url' in link) ctx.note(`archive: ${link.archive_url}`);
       ctx.note(`expires ${link.expires_at} (${formatUntil(link.expires_at)})`);
     }),
   );

@@ -5,7 +5,7 @@ import { LIMITS } from '../../core/plans.js';
  * Operations whose request body may be left out (the route takes an absent body as `{}`).
  * fastify-swagger marks every declared body required, which would make generated clients insist.
  */
-const OPTIONAL_BODY = new Set(['createLink', 'reportPage']);
+const OPTIONAL_BODY = new Set(['createLink', 'createSessionLink', 'reportPage']);
 
 type Operation = {
   operationId?: string;

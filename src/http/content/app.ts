@@ -6,6 +6,7 @@ import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { faviconRoute } from '../favicon.js';
 import { installPublicHeaders, NOTICE_PAGE_CSP } from '../public-headers.js';
 import { LINK_GONE_HTML } from '../viewer/templates.js';
+import { archiveRoutes, sendSessionArchive } from './archive-route.js';
 import { PageDocuments } from './page-documents.js';
 import { contentPageRoutes, pageNotFound } from './pages.js';
 import { serveArtifactBytes } from './serve-bytes.js';
@@ -61,6 +62,9 @@ export async function buildContentApp(core: Core, opts: ListenerOptions): Promis
     },
   });
 
+  // Signed archive URLs from GET /v1/sessions/{id}/archive and GET /v1/artifacts/archive.
+  archiveRoutes(app, core, gone);
+
   // Shareable download links: {download_origin}/lnk_<id>.
   // GET and HEAD explicitly: Fastify's automatic HEAD route would reset Content-Length to 0.
   app.route({
@@ -69,8 +73,11 @@ export async function buildContentApp(core: Core, opts: ListenerOptions): Promis
     handler: async (request, reply) => {
       const { linkId } = request.params as { linkId: string };
       const found = await core.sharing.resolveLink(linkId);
-      if (!found) return gone(request, reply);
-      return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
+      if (found) return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
+      // A session link serves the session's archive, of what it holds now.
+      const session = await core.sharing.resolveSessionLink(linkId);
+      if (!session) return gone(request, reply);
+      return sendSessionArchive(core, request, reply, session);
     },
   });
 

@@ -3,6 +3,7 @@ import type { BrowserSession } from '../../core/accounts/index.js';
 import type { RawQuery } from '../../core/list-query.js';
 import { formatBytes } from '../../shared/units.js';
 import { html, type SafeHtml } from '../render/html.js';
+import { archiveRoutes, downloadAllButtons } from './archive-routes.js';
 import { confirmPage } from './confirm.js';
 import { type DashboardContext, dashboardCaller, sendUserError, userError } from './context.js';
 import { csrfField, dashboardPage, notice, sendHtml, shortTime } from './layout.js';
@@ -51,6 +52,7 @@ const page = (reply: FastifyReply, session: BrowserSession, status: number, titl
 export function artifactRoutes(app: FastifyInstance, ctx: DashboardContext): void {
   const { core } = ctx;
   linkRoutes(app, ctx);
+  archiveRoutes(app, ctx, listQuery);
 
   app.get('/dashboard/artifacts', { schema: { hide: true } }, async (request, reply) => {
     const session = await ctx.requireSession(request, reply);
@@ -66,7 +68,7 @@ export function artifactRoutes(app: FastifyInstance, ctx: DashboardContext): voi
       body = html`${
         page.artifacts.length === 0
           ? html`<p class="muted">No artifacts match.</p>`
-          : html`<div class="table-scroll"><table><thead><tr><th>Filename</th><th>Type</th><th>Size</th><th>Created</th><th>Session</th></tr></thead><tbody>
+          : html`${downloadAllButtons(form)}<div class="table-scroll"><table><thead><tr><th>Filename</th><th>Type</th><th>Size</th><th>Created</th><th>Session</th></tr></thead><tbody>
 ${page.artifacts.map((a) => html`<tr data-artifact="${a.artifact_id}"><td><a href="${artifactPath(a.artifact_id)}">${a.filename}</a></td><td class="mono">${a.content_type}</td><td class="nowrap">${formatBytes(a.size_bytes)}</td><td class="nowrap">${shortTime(a.created_at)}</td><td class="mono">${a.session_id ?? ''}</td></tr>`)}
 </tbody></table></div>`
       }

@@ -5,6 +5,7 @@ import { baseOptions, type ListenerOptions } from '../fastify-options.js';
 import { faviconRoute } from '../favicon.js';
 import { installPublicHeaders } from '../public-headers.js';
 import { sendNotFound, viewerPageRoutes } from './pages.js';
+import { sessionLinkRoutes } from './session-link.js';
 
 /** The viewer origin: public page shells at `/a/<slug>` (added by the pages feature). */
 export async function buildViewerApp(core: Core, opts: ListenerOptions): Promise<FastifyInstance> {
@@ -19,6 +20,7 @@ export async function buildViewerApp(core: Core, opts: ListenerOptions): Promise
   app.get('/health', async () => ({ status: 'ok' }));
   faviconRoute(app);
   viewerPageRoutes(app, core);
+  sessionLinkRoutes(app, core);
   for (const plugin of opts.plugins ?? []) await plugin(app, core);
   return app;
 }

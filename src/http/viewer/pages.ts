@@ -21,9 +21,9 @@ export function shellCsp(contentOrigin: string): string {
   );
 }
 
-type Html = { value: string } | string;
+export type Html = { value: string } | string;
 
-function sendPage(core: Core, reply: FastifyReply, status: number, page: Html): FastifyReply {
+export function sendPage(core: Core, reply: FastifyReply, status: number, page: Html): FastifyReply {
   return (
     reply
       .status(status)

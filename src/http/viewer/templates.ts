@@ -13,14 +13,14 @@ import { SHELL_CSS } from './styles.js';
 /** The HTML of the viewer origin. Every interpolated value goes through `html`, which escapes it. */
 
 /** `head` carries the page's link-preview tags; any other page gets only its heading in them. */
-function layout(title: string, body: HtmlValue, head: HtmlValue = genericShareTags(title)): SafeHtml {
+export function layout(title: string, body: HtmlValue, head: HtmlValue = genericShareTags(title)): SafeHtml {
   return pageFrame({ title, head, css: SHELL_CSS + PREVIEW_SHELL_CSS, body });
 }
 
-const topbar = (heading: HtmlValue, action?: HtmlValue) =>
+export const topbar = (heading: HtmlValue, action?: HtmlValue) =>
   html`<header class="topbar"><span class="brand">Cairn</span><h1>${heading}</h1>${action}</header>`;
 
-const footer = html`<footer>Shared with Cairn. This content was published by a user and is not reviewed.</footer>`;
+export const footer = html`<footer>Shared with Cairn. This content was published by a user and is not reviewed.</footer>`;
 
 function receipt(artifact: ArtifactRow): SafeHtml {
   const row = (field: string, value: string | null, cls = '', inner?: SafeHtml) =>
