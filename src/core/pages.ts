@@ -162,6 +162,24 @@ export class PageService {
     return found;
   }
 
+  /**
+   * The artifact a page's document names by a relative reference (`![](chart.png)` in a Markdown
+   * report): the newest live artifact of the page's own tenant and session with exactly that
+   * filename, for an open page (a gated page's references are not resolved). The caller checks
+   * that the page's document does name it: only what the owner published is reachable.
+   */
+  async besidePage(live: LivePage, filename: string): Promise<ArtifactRow | null> {
+    const { artifact, page } = live;
+    if (page.access === 'password' || artifact.sessionId === null) return null;
+    const [found] = await this.deps.artifactStore.listArtifacts(artifact.tenantId, {
+      now: this.deps.clock.now(),
+      limit: 1,
+      sessionId: artifact.sessionId,
+      filename,
+    });
+    return found && isServable(found, this.deps.clock.now()) ? found : null;
+  }
+
   async gateInfo(slug: string): Promise<GateInfo> {
     const live = await this.resolve(slug);
     if (live?.page.access !== 'password') throw pageNotFound();

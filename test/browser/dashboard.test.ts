@@ -151,7 +151,9 @@ describe.skipIf(skipBrowser)('dashboard basics', () => {
     const got = await fetch(download);
     expect(got.headers.get('content-disposition')).toMatch(/^attachment/);
     expect(await got.text()).toBe(text);
-    expect(await page.textContent('[data-preview="text"]')).toBe(text);
+    // Markdown previews rendered (sanitised, as on its page), not as raw text.
+    expect(await page.textContent('[data-preview="markdown"] h1')).toBe('Findings');
+    expect(await page.textContent('[data-preview="markdown"] p')).toBe('The numbers are in.');
 
     // Two links; revoke one: Cancel on the confirmation changes nothing, confirming kills it.
     await clickAndWait('[data-links] form button');

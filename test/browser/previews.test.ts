@@ -116,7 +116,9 @@ interface DomReport {
 /** Markup an attacker would need: any element we never emit, any handler, any URL attribute. */
 const INSPECT = `(() => {
   const ours = new Set(['HTML','HEAD','META','TITLE','STYLE','BODY','MAIN','P','DIV','SPAN','PRE','DETAILS','SUMMARY',
-    'TABLE','THEAD','TBODY','TR','TH','TD','ARTICLE','HEADER','TIME']);
+    'TABLE','THEAD','TBODY','TR','TH','TD','ARTICLE','HEADER','TIME',
+    // A transcript's assistant text is Markdown, rendered without links or images.
+    'STRONG','EM','CODE','BR','UL','OL','LI','H1','H2','H3','H4','H5','H6','BLOCKQUOTE','HR','S']);
   const forbidden = [];
   const urls = [];
   for (const el of Array.from(document.querySelectorAll('*'))) {

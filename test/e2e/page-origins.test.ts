@@ -88,7 +88,8 @@ describe('content origin /c/<slug>', () => {
     expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const csp = r.headers.get('content-security-policy') ?? '';
     expect(csp).toContain("default-src 'none'");
-    expect(csp).toContain('img-src https: data:');
+    // Images over https, data: images, and the files beside the page on the content origin itself.
+    expect(csp).toContain(`img-src ${s.contentUrl} https: data:`);
     expect(csp).toMatch(/sandbox(?! allow-scripts)/);
     expect(csp).not.toMatch(/script-src|allow-scripts|allow-same-origin/);
     expect(csp).toContain(`frame-ancestors ${s.viewerUrl}`);

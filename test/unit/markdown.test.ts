@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSafeImageUrl, isSafeLinkUrl, renderMarkdown } from '../../src/http/render/markdown.js';
+import { isSafeImageUrl, isSafeLinkUrl, relativeArtifactName, renderMarkdown } from '../../src/http/render/markdown.js';
 import { isAllowedHref, isAllowedSrc, MARKDOWN_XSS_PAYLOADS } from '../helpers/markdown-xss.js';
 
 /** Tags and attributes the renderer may emit; anything else in the output is a failure. */
@@ -173,5 +173,44 @@ describe('URL checks', () => {
     ['/a.png', false],
   ])('image %j → %s', (url, safe) => {
     expect(isSafeImageUrl(url)).toBe(safe);
+  });
+});
+
+describe('relative references to artifacts beside the page', () => {
+  it('a bare filename (./, percent-encoded, with a query or fragment) is a name; anything with a path or scheme is not', () => {
+    expect(relativeArtifactName('chart.png')).toBe('chart.png');
+    expect(relativeArtifactName('./chart.png')).toBe('chart.png');
+    expect(relativeArtifactName('chart%20v2.png#top')).toBe('chart v2.png');
+    expect(relativeArtifactName('data.csv?x=1')).toBe('data.csv');
+    for (const bad of [
+      '../chart.png',
+      '%2e%2e%2fchart.png',
+      '..',
+      '.',
+      'sub/chart.png',
+      'sub%2Fchart.png',
+      '/chart.png',
+      '//evil.example/x.png',
+      '\\\\evil\\x.png',
+      'javascript:alert(1)',
+      'JaVaScRiPt:alert(1)',
+      'java&#x09;script:alert(1)',
+      'http://example.com/x.png',
+      '%00.png',
+      '%zz.png',
+      '#top',
+      '?q',
+      '',
+    ]) {
+      expect(relativeArtifactName(bad), bad).toBeNull();
+    }
+  });
+
+  it('rewritten to the page base only when asked, encoded, in links and images alike', () => {
+    const html = renderMarkdown('![c](chart%20v2.png) [d](data.csv) ![x](../x.png)', { relativeBase: '/c/pg_X/f/' });
+    expect(html).toContain('src="/c/pg_X/f/chart%20v2.png"');
+    expect(html).toContain('href="/c/pg_X/f/data.csv"');
+    expect(html).not.toContain('x.png');
+    expect(renderMarkdown('![c](chart.png)')).not.toContain('<img');
   });
 });

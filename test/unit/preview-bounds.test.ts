@@ -42,7 +42,7 @@ describe('bounded previews', () => {
     ['<', '<'],
     ['"', '"'],
     ['ESC and a line break', '\u001b\n'],
-    ['a bell between letters', 'a\u0007'],
+    ['a control character between letters', 'a\u0001'],
     ['one letter per line', 'a\n'],
   ])('2 MiB of %s: at most the bound, and a card saying the preview stops', (_name, unit) => {
     const text = unit.repeat(Math.ceil((2 * MiB) / unit.length));

@@ -9,20 +9,32 @@ import { readTranscript, renderTranscript } from '../../src/http/render/preview/
 /** The preview renderers' edge cases; what they look like in a browser: test/browser/previews.test.ts. */
 
 describe('ANSI', () => {
-  it('keeps colour across lines until reset; 256-colour maps its first 16; other escapes vanish', () => {
+  it('keeps colour across lines until reset; 256-colour and true colour show; other escapes vanish', () => {
     const a = ansiLine('\u001b[1;31mbold red');
     expect(a.html).toBe('<span class="fg1 ansi-b">bold red</span>');
     const b = ansiLine('still\u001b[0m plain', a.style);
     expect(b.html).toBe('<span class="fg1 ansi-b">still</span> plain');
-    expect(ansiLine('\u001b[38;5;12mx\u001b[38;5;200my').html).toBe('<span class="fg12">x</span>y');
-    expect(ansiLine('\u001b[38;2;1;2;3mx').html).toBe('x');
+    // The first 16 of the palette keep the theme's classes; the rest of the 256, and true colour,
+    // are inline colours made of numbers only.
+    expect(ansiLine('\u001b[38;5;12mx\u001b[38;5;200my').html).toBe(
+      '<span class="fg12">x</span><span style="color:#ff00d7">y</span>',
+    );
+    expect(ansiLine('\u001b[38;5;244mgrey').html).toBe('<span style="color:#808080">grey</span>');
+    expect(ansiLine('\u001b[38;2;1;2;3mx').html).toBe('<span style="color:#010203">x</span>');
+    expect(ansiLine('\u001b[1;38;2;255;128;0;48;5;17mx\u001b[49my\u001b[39mz').html).toBe(
+      '<span class="ansi-b" style="color:#ff8000;background-color:#00005f">x</span>' +
+        '<span class="ansi-b" style="color:#ff8000">y</span><span class="ansi-b">z</span>',
+    );
+    expect(ansiLine('\u001b[42mok').html).toBe('<span style="background-color:#00cd00">ok</span>');
+    // Out of range or malformed: no colour, never markup.
+    expect(ansiLine('\u001b[38;2;300;0;0mx\u001b[38;5;999my').html).toBe('xy');
     expect(ansiLine('a\u001b[2K\u001b[1Gb\u001b]0;title\u0007c\u001b]8;;https://x\u001b\\d').html).toBe('abcd');
     expect(ansiLine('\u009b31mc1').html).toBe('<span class="fg1">c1</span>');
   });
 
-  it('shows stray controls as symbols and escapes markup', () => {
+  it('shows stray controls as symbols, drops a BEL (nothing to show), and escapes markup', () => {
     expect(ansiLine('a\u0007b\u001bc\u007fd\u0085e<i>').html).toBe(
-      'a<span class="ctl">␇</span>b<span class="ctl">␛</span>c<span class="ctl">␡</span>d<span class="ctl">\ufffd</span>e&lt;i&gt;',
+      'ab<span class="ctl">␛</span>c<span class="ctl">␡</span>d<span class="ctl">\ufffd</span>e&lt;i&gt;',
     );
   });
 });

@@ -36,7 +36,7 @@ redact secrets in them.`,
     [
       'cairn capture codex',
       'cairn capture codex --session-id 01a23491-412c-7863-a91f-e4da41e16c7e',
-      'cairn capture codex --transcript-path ./rollout.jsonl --json',
+      'cairn capture codex --transcript-path ~/.codex/sessions/…/rollout-….jsonl',
     ],
   ).action(clientAction(captureCodex, { needsKey: false }));
 }

@@ -4,6 +4,7 @@ import { blobKey } from '../../core/context.js';
 import type { Core } from '../../core/index.js';
 import type { LivePage } from '../../core/pages.js';
 import { publicPageUrl } from '../../core/records.js';
+import { essence } from '../../core/renderer.js';
 import { html } from '../render/html.js';
 import { pageRenderer } from '../render/page-kind.js';
 import { documentKey, type PageDocuments } from './page-documents.js';
@@ -49,12 +50,25 @@ function htmlDestination(request: FastifyRequest): 'frame' | 'document' | 'other
  * Markdown pages: no scripts at all. Popups are allowed (and escape the sandbox) only so that a
  * reader's click on an https link opens it in a new tab; the sanitizer adds rel=noopener.
  */
-export function markdownPageCsp(viewerOrigin: string): string {
+export function markdownPageCsp(viewerOrigin: string, contentOrigin: string): string {
+  // The content origin itself for the images stored beside the page (besidePath).
   return (
-    "default-src 'none'; img-src https: data:; style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; " +
-    `sandbox allow-popups allow-popups-to-escape-sandbox; frame-ancestors ${viewerOrigin}`
+    `default-src 'none'; img-src ${contentOrigin} https: data:; style-src 'unsafe-inline'; form-action 'none'; ` +
+    `base-uri 'none'; sandbox allow-popups allow-popups-to-escape-sandbox; frame-ancestors ${viewerOrigin}`
   );
 }
+
+/**
+ * Where a page's document points a relative reference (`chart.png`): `/c/<slug>/f/<name>`, on the
+ * content origin. Only open pages of a session have them (PageService.besidePage).
+ */
+function besideBase(live: LivePage): string | undefined {
+  if (live.page.access === 'password' || live.artifact.sessionId === null) return undefined;
+  return `/c/${live.page.slug}/f/`;
+}
+
+/** Images are shown inline (inert, as on an image page); everything else is a download. */
+const INLINE_BESIDE = /^image\/(png|jpeg|gif|webp|avif|svg\+xml)$/;
 
 /** Images (an SVG opened directly included): nothing runs, nothing loads, nothing frames them. */
 export const IMAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'";
@@ -91,19 +105,59 @@ async function serveMarkdown(
   live: LivePage,
   headers: Record<string, string>,
 ) {
+  const { doc, status } = await markdownPage(core, documents, live);
+  const { viewer, content } = core.deps.origins;
+  return sendRenderedDocument(reply, live.artifact, markdownPageCsp(viewer, content), headers, doc, status);
+}
+
+async function markdownPage(core: Core, documents: PageDocuments, live: LivePage) {
   const { artifact, page } = live;
   const title = page.title ?? artifact.filename;
-  const { doc, status } = await documents.get(documentKey('markdown', artifact, title), title, async () => {
+  const relativeBase = besideBase(live);
+  const key = `${documentKey('markdown', artifact, title)}${relativeBase ?? ''}`;
+  return documents.get(key, title, async () => {
     const bytes =
       artifact.sizeBytes === 0
         ? Buffer.alloc(0)
         : await readAll(await core.deps.blobs.read(blobKey(artifact.tenantId, artifact.contentHash)));
-    return { kind: 'markdown', source: bytes.toString('utf8'), title };
+    return { kind: 'markdown', source: bytes.toString('utf8'), title, ...(relativeBase ? { relativeBase } : {}) };
   });
-  return sendRenderedDocument(reply, artifact, markdownPageCsp(core.deps.origins.viewer), headers, doc, status);
+}
+
+/**
+ * `{content}/c/<slug>/f/<name>`: an artifact a Markdown page refers to by a relative reference.
+ * Reachable only when the page's own rendered document points there (so only what its owner
+ * published, never a guessed name), and only an artifact of the page's tenant and session.
+ */
+async function serveBeside(
+  core: Core,
+  documents: PageDocuments,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const { slug, name } = request.params as { slug: string; name: string };
+  const { viewer } = core.deps.origins;
+  const live = await core.pages.resolve(slug);
+  const base = live ? besideBase(live) : undefined;
+  if (!live || !base || pageRenderer(live.artifact, false) !== 'markdown') return pageNotFound(reply, viewer);
+  const { doc, status } = await markdownPage(core, documents, live);
+  const reference = `="${base}${encodeURIComponent(name)}"`;
+  if (status !== 200 || !doc.includes(reference)) return pageNotFound(reply, viewer);
+  const found = await core.pages.besidePage(live, name);
+  if (!found) return pageNotFound(reply, viewer);
+  const inline = INLINE_BESIDE.test(essence(found.contentType));
+  return serveArtifactBytes(request, reply, core.deps.blobs, found, {
+    disposition: inline ? 'inline' : 'attachment',
+    headers: { 'Referrer-Policy': 'no-referrer', ...(inline ? { 'Content-Security-Policy': IMAGE_CSP } : {}) },
+  });
 }
 
 export function contentPageRoutes(app: FastifyInstance, core: Core, documents: PageDocuments): void {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/c/:slug/f/:name',
+    handler: (request, reply) => serveBeside(core, documents, request, reply),
+  });
   // GET and HEAD explicitly: Fastify's automatic HEAD route would reset Content-Length to 0.
   app.route({
     method: ['GET', 'HEAD'],

@@ -34,6 +34,15 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:
 pre.snippet,pre.preview{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.8rem;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:.75rem;overflow:auto;max-width:100%;margin:.4rem 0}
 pre.preview{max-height:24rem;white-space:pre-wrap;overflow-wrap:anywhere}
 img.preview{max-width:100%;height:auto;border-radius:6px}
+div.preview{max-height:24rem;overflow:auto;border:1px solid var(--line);border-radius:8px;padding:.75rem;margin:.4rem 0;background:var(--bg);overflow-wrap:anywhere}
+.preview.md>:first-child{margin-top:0}.preview.md img{max-width:100%}
+.preview.md pre,.preview pre{background:var(--panel,transparent);border:1px solid var(--line);border-radius:6px;padding:.5rem;overflow:auto;white-space:pre-wrap}
+.preview.md table{border-collapse:collapse;display:block;overflow:auto}.preview.md th,.preview.md td{border:1px solid var(--line);padding:.25rem .5rem}
+.preview .turns{display:flex;flex-direction:column;gap:.5rem}
+.preview .turn{border:1px solid var(--line);border-radius:8px;padding:.4rem .6rem}
+.preview .turn header{display:flex;gap:.6rem;font-size:.8rem;color:var(--muted)}
+.preview .turn .role{font-weight:700;text-transform:capitalize}
+.preview .turn .text{white-space:pre-wrap;margin:.25rem 0}.preview .turn .text.md{white-space:normal}
 .steps{margin:0;padding-left:1.25rem;display:flex;flex-direction:column;gap:.5rem}
 .inline-form{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:0 0 .75rem}
 .inline-form label{margin:0}

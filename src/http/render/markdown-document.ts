@@ -1,6 +1,6 @@
 import { contentDocument } from './content-document.js';
 import { html, type SafeHtml, trustedHtml } from './html.js';
-import { renderMarkdownWithin } from './markdown.js';
+import { type RenderEnv, renderMarkdownWithin } from './markdown.js';
 import { PREVIEW_MAX_HTML_BYTES } from './preview/budget.js';
 
 /** Readable defaults for rendered Markdown, light and dark; no web fonts, nothing fetched. */
@@ -28,8 +28,8 @@ hr{border:0;border-top:1px solid var(--line);margin:2em 0}
 `;
 
 /** The complete document the content origin serves for a Markdown page: as much as 4 MiB of HTML holds. */
-export function markdownDocument(source: string, title: string): SafeHtml {
-  const { html: body, stopped } = renderMarkdownWithin(source, PREVIEW_MAX_HTML_BYTES);
+export function markdownDocument(source: string, title: string, options: RenderEnv = {}): SafeHtml {
+  const { html: body, stopped } = renderMarkdownWithin(source, PREVIEW_MAX_HTML_BYTES, options);
   return contentDocument(
     title,
     MARKDOWN_CSS,

@@ -61,6 +61,47 @@ export function isSafeImageUrl(url: string): boolean {
   });
 }
 
+/**
+ * A relative reference (`chart.png`, `./data.csv`, `chart%20v2.png#top`) as the name of an artifact
+ * stored beside the page (render option `relativeBase`), or null. Only a bare filename: no scheme,
+ * no host, no path (`/`, `\\`, `..`), no controls; the query and fragment are dropped. Every
+ * reading of the reference (as written, entity-decoded) must give the same name.
+ */
+export function relativeArtifactName(url: string): string | null {
+  const names = readings(url).map((u) => {
+    if (looseScheme(u) !== null || /^[\s/\\?#]/.test(u)) return null;
+    let path = u.split(/[?#]/)[0] ?? '';
+    while (path.startsWith('./')) path = path.slice(2);
+    let name: string;
+    try {
+      name = decodeURIComponent(path);
+    } catch {
+      return null;
+    }
+    if (name === '' || name === '.' || name === '..' || name.length > 255) return null;
+    return /[/\\\u0000-\u001f\u007f-\u009f]/.test(name) ? null : name;
+  });
+  const [first] = names;
+  return first && names.every((n) => n === first) ? first : null;
+}
+
+/** What the sanitizer is given in markdown-it's `env`. */
+export interface RenderEnv {
+  /**
+   * No links and no images at all (link text and alt text stay): for Markdown inside a preview
+   * document (a transcript's turns), which loads nothing and links nowhere.
+   */
+  inert?: boolean;
+  /** Where references to artifacts beside the page go: `${relativeBase}${encoded name}`; unset, they stay unresolved. */
+  relativeBase?: string;
+}
+
+function relativeUrl(url: string, env: RenderEnv): string | null {
+  if (env.relativeBase === undefined) return null;
+  const name = relativeArtifactName(url);
+  return name === null ? null : `${env.relativeBase}${encodeURIComponent(name)}`;
+}
+
 const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
 
 // Let the parser accept every destination so that our rule below decides (and can keep link text);
@@ -83,11 +124,12 @@ function sanitizeInline(children: Token[], state: StateCore): Token[] {
     const t = children[i] as Token;
     if (t.type === 'link_open') {
       upgradeFuzzyLink(t, children[i + 1]?.content ?? '');
-      const href = t.attrGet('href') ?? '';
+      const env = state.env as RenderEnv;
+      const written = t.attrGet('href') ?? '';
+      const href = env.inert ? null : isSafeLinkUrl(written) ? written : relativeUrl(written, env);
       const title = t.attrGet('title');
-      const safe = isSafeLinkUrl(href);
-      openLinks.push(!safe);
-      if (!safe) continue;
+      openLinks.push(href === null);
+      if (href === null) continue;
       t.attrs = [['href', href]];
       if (title) t.attrs.push(['title', title]);
       t.attrs.push(['rel', LINK_REL], ['target', '_blank']);
@@ -95,9 +137,11 @@ function sanitizeInline(children: Token[], state: StateCore): Token[] {
     } else if (t.type === 'link_close') {
       if (!openLinks.pop()) out.push(t);
     } else if (t.type === 'image') {
-      const src = t.attrGet('src') ?? '';
+      const env = state.env as RenderEnv;
+      const written = t.attrGet('src') ?? '';
+      const src = env.inert ? null : isSafeImageUrl(written) ? written : relativeUrl(written, env);
       const alt = md.renderer.renderInlineAsText(t.children ?? [], md.options, state.env);
-      if (!isSafeImageUrl(src)) {
+      if (src === null) {
         const text = new state.Token('text', '', 0);
         text.content = alt;
         out.push(text);
@@ -129,8 +173,8 @@ md.renderer.rules.html_block = (tokens, idx) => `<p>${md.utils.escapeHtml(tokens
 md.renderer.rules.html_inline = (tokens, idx) => md.utils.escapeHtml(tokens[idx]?.content ?? '');
 
 /** Safe HTML for a Markdown source (a fragment, to be placed inside a document body). */
-export function renderMarkdown(source: string): string {
-  return renderMarkdownWithin(source, Number.POSITIVE_INFINITY).html;
+export function renderMarkdown(source: string, options: RenderEnv = {}): string {
+  return renderMarkdownWithin(source, Number.POSITIVE_INFINITY, options).html;
 }
 
 /**
@@ -139,8 +183,12 @@ export function renderMarkdown(source: string): string {
  * before the first token that does not fit and closes whatever is open there (a list, a table),
  * so the HTML stays whole. `stopped` says that something was left out.
  */
-export function renderMarkdownWithin(source: string, maxBytes: number): { html: string; stopped: boolean } {
-  const env = {};
+export function renderMarkdownWithin(
+  source: string,
+  maxBytes: number,
+  options: RenderEnv = {},
+): { html: string; stopped: boolean } {
+  const env: RenderEnv = { ...options };
   const tokens = md.parse(source.replace(/^\ufeff/, ''), env);
   const { rules } = md.renderer;
   const out: string[] = [];

@@ -26,6 +26,7 @@ code,pre,.mono,.lines,.json{font-family:ui-monospace,SFMono-Regular,Menlo,Consol
 .l.gap::before{counter-increment:none;content:"⋯"}
 .l.cont::before{counter-increment:none;content:""}
 .note.more{margin:1rem 0 0}
+@media (max-width:40rem){main{padding:.75rem .6rem 1.5rem}.l{padding-left:2.6rem}.l::before{width:2.1rem;font-size:11px}}
 .ansi-b{font-weight:700}.ansi-d{opacity:.7}.ansi-i{font-style:italic}.ansi-u{text-decoration:underline}
 .fg0{color:#57606a}.fg1{color:#cf222e}.fg2{color:#1a7f37}.fg3{color:#9a6700}.fg4{color:#0969da}.fg5{color:#8250df}.fg6{color:#1b7c83}.fg7{color:#6e7781}
 .fg8{color:#8c959f}.fg9{color:#ff5a4f}.fg10{color:#2da44e}.fg11{color:#bf8700}.fg12{color:#218bff}.fg13{color:#a475f9}.fg14{color:#3192aa}.fg15{color:#8c959f}
@@ -51,7 +52,8 @@ code,pre,.mono,.lines,.json{font-family:ui-monospace,SFMono-Regular,Menlo,Consol
 main:has(>.tablewrap){height:100vh;display:flex;flex-direction:column}
 .tablewrap{flex:1;min-height:0;overflow:auto;max-width:100%;border:1px solid var(--line);border-radius:8px}
 table{border-collapse:separate;border-spacing:0;font-size:.875rem}
-th,td{padding:.35rem .7rem;border-bottom:1px solid var(--line);border-right:1px solid var(--line);text-align:left;vertical-align:top;white-space:pre-wrap;max-width:32rem;overflow-wrap:anywhere}
+th,td{padding:.35rem .7rem;border-bottom:1px solid var(--line);border-right:1px solid var(--line);text-align:left;vertical-align:top;white-space:pre-wrap;max-width:32rem;overflow-wrap:break-word}
+td:not(.rn){min-width:4rem}
 thead th{position:sticky;top:0;background:var(--soft);font-weight:600;z-index:1}
 td.rn,th.rn{color:var(--muted);text-align:right;font-variant-numeric:tabular-nums;background:var(--soft)}
 .turns{display:flex;flex-direction:column;gap:.75rem;max-width:60rem;margin:0 auto}
@@ -60,6 +62,14 @@ td.rn,th.rn{color:var(--muted);text-align:right;font-variant-numeric:tabular-num
 .turn header{display:flex;flex-wrap:wrap;gap:.25rem .75rem;align-items:baseline;font-size:.8rem;color:var(--muted);margin-bottom:.35rem}
 .turn .role{font-weight:700;color:var(--fg);text-transform:capitalize}
 .turn .text{white-space:pre-wrap;overflow-wrap:anywhere;margin:.25rem 0}
+.turn .text.md{white-space:normal}
+.text.md>:first-child{margin-top:0}.text.md>:last-child{margin-bottom:0}
+.text.md p,.text.md ul,.text.md ol,.text.md pre,.text.md blockquote,.text.md table{margin:.45rem 0}
+.text.md pre{padding:.5rem .7rem;border-radius:6px;background:var(--bg);overflow:auto;white-space:pre}
+.text.md code{font-size:.9em}
+.text.md table{border-collapse:collapse;display:block;overflow:auto;max-width:100%}
+.text.md th,.text.md td{border:1px solid var(--line);padding:.25rem .5rem;white-space:normal;max-width:none;min-width:0}
+.text.md blockquote{padding:0 .8rem;border-left:.2rem solid var(--line);color:var(--muted)}
 .turn details{margin:.35rem 0;border:1px solid var(--line);border-radius:8px;background:var(--bg)}
 .turn details>summary{cursor:pointer;padding:.3rem .6rem;font-size:.85rem;font-weight:600}
 .turn details>pre,.turn details>.json{margin:0;padding:.5rem .7rem;border-top:1px solid var(--line);white-space:pre-wrap;overflow-wrap:anywhere}

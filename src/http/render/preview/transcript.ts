@@ -1,4 +1,5 @@
 import { escapeHtml, type SafeHtml, trustedHtml } from '../html.js';
+import { renderMarkdown } from '../markdown.js';
 import { clip, OutputBudget, PREVIEW_MAX_ROWS } from './budget.js';
 import { renderJsonWithin, stringifyOrNote } from './json.js';
 import { eachLine, renderText } from './text.js';
@@ -237,11 +238,27 @@ function jsonHtml(value: unknown): string {
   );
 }
 
-function partHtml(p: Part): string {
+/**
+ * `2026-11-22 08:00:03 UTC` for an ISO time (the exact value stays in `datetime`); anything else
+ * as it came.
+ */
+export function readableTime(iso: string): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/**
+ * An assistant's text is Markdown (bold, lists, tables): rendered and sanitised as Markdown pages
+ * are, without links or images, since a preview links nowhere and loads nothing.
+ */
+function partHtml(p: Part, role: string): string {
   const text = escapeHtml(clip(p.text ?? ''));
   switch (p.kind) {
     case 'text':
-      return `<div class="text">${text}</div>`;
+      return role === 'assistant'
+        ? `<div class="text md">${renderMarkdown(clip(p.text ?? ''), { inert: true })}</div>`
+        : `<div class="text">${text}</div>`;
     case 'thinking':
       return `<details class="thinking"><summary>Thinking</summary><pre>${text}</pre></details>`;
     case 'tool_call':
@@ -257,8 +274,9 @@ function turnHtml(t: Turn): string {
   const role = escapeHtml(t.role);
   const cls = ['user', 'assistant', 'tool', 'system', 'developer'].includes(t.role) ? t.role : 'system';
   const model = t.model ? `<span class="model">${escapeHtml(t.model)}</span>` : '';
-  const time = t.time ? `<time datetime="${escapeHtml(t.time)}">${escapeHtml(t.time)}</time>` : '';
-  return `<article class="turn ${cls}"><header><span class="role">${role}</span>${model}${time}</header>${t.parts.map(partHtml).join('')}</article>`;
+  const time = t.time ? `<time datetime="${escapeHtml(t.time)}">${escapeHtml(readableTime(t.time))}</time>` : '';
+  const parts = t.parts.map((p) => partHtml(p, t.role)).join('');
+  return `<article class="turn ${cls}"><header><span class="role">${role}</span>${model}${time}</header>${parts}</article>`;
 }
 
 function recordHtml(e: { record: unknown } | { raw: string }): string {
