@@ -59,7 +59,11 @@ async function zipBody(blobs: BlobStore, plan: ArchivePlan): Promise<ArchiveBody
   zip.on('error', (err: Error) => out.destroy(err));
   // @types/yazl leaves out the callback's argument: the total size, or -1 when it cannot be known.
   const end = zip.end.bind(zip) as (options: object, done: (size: number) => void) => void;
-  const length = await new Promise<number>((resolve) => end({}, resolve));
+  // Always the zip64 end records (76 bytes more, read by every current unzip): yazl 3.3's size
+  // calculation assumes them once the central directory passes 64 KiB (about 700 entries) while
+  // its writer adds them only past 4 GiB, so without this the announced Content-Length would be
+  // 76 bytes more than it sends. Forced, both count them.
+  const length = await new Promise<number>((resolve) => end({ forceZip64Format: true }, resolve));
   zip.outputStream.on('error', (err: Error) => out.destroy(err)).pipe(out);
   return { stream: out, length: length >= 0 ? length : null };
 }
