@@ -198,6 +198,10 @@ describe('a client generated from it', () => {
       unpublishArtifact: { status: 200, detail: true },
       deleteArtifact: { status: 200, detail: ['string', 410, 'artifact_already_deleted'] },
       sealSession: { status: 200, detail: 'sealed' },
+      getSessionArchive: { status: 303, detail: true },
+      getArtifactsArchive: { status: 303, detail: true },
+      createSessionLink: { status: 201, detail: 'lnk_' },
+      listSessionLinks: { status: 200, detail: 1 },
     });
   });
 
