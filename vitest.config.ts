@@ -23,7 +23,10 @@ const UNIT = ['test/unit/**/*.test.ts', 'test/core/**/*.test.ts'];
 
 const projects: TestProjectInlineConfiguration[] = [
   { extends: true, test: { name: 'unit', include: UNIT, pool: 'threads', isolate: false } },
-  { extends: true, test: { name: 'default', include: ['test/**/*.test.ts'], exclude: UNIT } },
+  {
+    extends: true,
+    test: { name: 'default', include: ['test/**/*.test.ts'], exclude: [...UNIT, '**/node_modules/**'] },
+  },
 ];
 if (scaleoutServices || process.env.CI) {
   projects.push({

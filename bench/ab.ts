@@ -1,7 +1,8 @@
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { AB_ENGINE_FIGURES, type AbEngineFigure, type AbRow, abEngineRows } from './ab-engines.js';
-import { type Durations, type GetTarget, getLoad, smallUploadLoad } from './api-load.js';
+import { AB_STORE_FIGURES, type AbStoreFigure, abStoreRows } from './ab-store.js';
+import { type Durations, deleteLoad, type GetTarget, getLoad, smallUploadLoad } from './api-load.js';
 import { settle, writeRandomFile } from './big-files.js';
 import type { CairnChildInfo } from './cairn-child.js';
 import { newGetTargets, startCairn } from './engine-run.js';
@@ -21,7 +22,7 @@ import { type UploadFlow, uploadFlow } from './upload-flows.js';
 
 const MIB = 1024 * 1024;
 
-export const AB_FIGURES = ['presigned', 'tus', 'multipart', 'download', 'get', 'small'] as const;
+export const AB_FIGURES = ['presigned', 'tus', 'multipart', 'download', 'get', 'small', 'delete'] as const;
 export type AbFigure = (typeof AB_FIGURES)[number];
 
 export interface AbSettings {
@@ -30,6 +31,7 @@ export interface AbSettings {
   other: string;
   figures: AbFigure[];
   engineFigures: AbEngineFigure[];
+  storeFigures: AbStoreFigure[];
   pairs: number;
   /** Seeded rows and run lengths of the engine figures. */
   rows: number;
@@ -56,6 +58,7 @@ const UNITS: Record<AbFigure, string> = {
   download: 'MB/s',
   get: 'req/s',
   small: 'uploads/s',
+  delete: 'deletes/s',
 };
 
 /** Makes the file's bytes new (its first 16 bytes), so every upload stores a blob of its own. */
@@ -121,6 +124,23 @@ async function measure(figure: AbFigure, side: Side, s: AbSettings, file: string
     }
     case 'small':
       return (await smallUploadLoad(api, side.key, s.seconds)).reqPerSec;
+    case 'delete': {
+      // Artifacts to delete (small uploads, not timed), then each deleted once.
+      await smallUploadLoad(api, side.key, s.seconds);
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { artifacts: { artifact_id: string }[]; next_cursor: string | null } = await apiCall(
+          api,
+          side.key,
+          'GET',
+          `/v1/artifacts?limit=200${cursor ? `&cursor=${cursor}` : ''}`,
+        );
+        ids.push(...page.artifacts.map((a) => a.artifact_id));
+        cursor = page.next_cursor;
+      } while (cursor);
+      return (await deleteLoad(api, side.key, ids)).reqPerSec;
+    }
   }
 }
 
@@ -146,6 +166,9 @@ export async function abRun(root: string, s: AbSettings, log: (line: string) => 
     ...(pgUrl ? { pgUrl } : {}),
   };
   if (s.engineFigures.length) rows.push(...(await abEngineRows(root, engine, log)));
+  if (s.storeFigures.length) {
+    rows.push(...(await abStoreRows(builds, s.storeFigures, s.pairs, s.seconds >= 4 ? 4000 : 1000, log)));
+  }
   return [
     `A = ${s.base ?? 'this checkout'}, B = ${s.other}; ${s.pairs} pairs, alternating order` +
       (s.figures.length ? '; transfer figures after a warm-up pair' : '') +
@@ -208,10 +231,11 @@ export function abSettings(
   if (!other) throw new Error('--ab needs the folder of another checkout (with `npm run build` done)');
   const only = argv.indexOf('--only');
   const asked = only >= 0 ? (argv[only + 1] ?? '').split(',') : [...AB_FIGURES];
-  const known: readonly string[] = [...AB_FIGURES, ...AB_ENGINE_FIGURES];
+  const known: readonly string[] = [...AB_FIGURES, ...AB_ENGINE_FIGURES, ...AB_STORE_FIGURES];
   for (const f of asked) if (!known.includes(f)) throw new Error(`--only: unknown figure ${f} (${known.join(', ')})`);
   const figures = AB_FIGURES.filter((f) => asked.includes(f));
   const engineFigures = AB_ENGINE_FIGURES.filter((f) => asked.includes(f));
+  const storeFigures = AB_STORE_FIGURES.filter((f) => asked.includes(f));
   const rowsAt = argv.indexOf('--rows');
   const rows = rowsAt >= 0 ? Number(argv[rowsAt + 1]) : defaults.rows;
   if (!Number.isInteger(rows) || rows < 1000) throw new Error('--rows must be a whole number ≥ 1000');
@@ -226,6 +250,7 @@ export function abSettings(
     other: path.resolve(other),
     figures,
     engineFigures,
+    storeFigures,
     pairs,
     rows,
     d: defaults.d,

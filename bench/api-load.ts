@@ -118,3 +118,26 @@ export async function listLoads(
 export function smallUploadLoad(url: string, key: string, seconds: number): Promise<LoadResult> {
   return load('small uploads', { url, connections: 20, duration: seconds, requests: smallUploadRequests(key, 4096) });
 }
+
+/**
+ * DELETE /v1/artifacts/{id} of each of `ids` once, at 20 connections: the delete path (the row
+ * retired with its side effects in one transaction).
+ */
+export async function deleteLoad(url: string, key: string, ids: readonly string[]): Promise<LoadResult> {
+  let next = 0;
+  const started = performance.now();
+  const r = await load('deletes', {
+    url,
+    connections: 20,
+    amount: ids.length,
+    requests: [
+      {
+        method: 'DELETE',
+        headers: auth(key),
+        setupRequest: (req) => ({ ...req, path: `/v1/artifacts/${ids[next++ % ids.length]}` }),
+      },
+    ],
+  });
+  // A run of a fixed amount: its rate is what it sent over how long it took.
+  return { ...r, reqPerSec: r.total / ((performance.now() - started) / 1000) };
+}

@@ -12,7 +12,9 @@ interface AutocannonRequest {
 interface AutocannonOptions {
   url: string;
   connections: number;
-  duration: number;
+  /** Seconds; or `amount`, a number of requests to send (then the run lasts as long as they take). */
+  duration?: number;
+  amount?: number;
   method?: string;
   headers?: Record<string, string>;
   body?: string | Buffer;

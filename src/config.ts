@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_MAX_STREAMS_PER_TENANT } from './core/event-hub.js';
 import { DEFAULT_MAX_UPLOADS_PER_TENANT } from './core/upload-slots.js';
 
 /**
@@ -114,6 +115,22 @@ const ConfigSchema = z
     secret: z.string().min(32).optional(),
     abuseWebhookUrl: z.string().url().optional(),
     sweepIntervalSeconds: z.coerce.number().int().min(0).default(60),
+    /** How long the change feed keeps events (GET /v1/events, stream resumes); at least the 24 h of webhook retries. */
+    eventRetentionSeconds: z.coerce
+      .number()
+      .int()
+      .min(86_400)
+      .default(7 * 86_400),
+    /** Seconds between the heartbeats of an event stream (a comment line that keeps proxies from closing it). */
+    eventHeartbeatSeconds: z.coerce.number().positive().max(300).default(15),
+    /** Event streams (SSE, MCP subscriptions) one tenant may hold open on one instance. */
+    maxEventStreamsPerTenant: z.coerce.number().int().min(1).default(DEFAULT_MAX_STREAMS_PER_TENANT),
+    /** Whether this instance delivers webhooks (on by default; an instance with it off only records events). */
+    webhookDelivery: z.boolean().default(true),
+    /** Let webhooks reach private, loopback and link-local addresses (development and tests only). */
+    webhookAllowPrivateAddresses: z.boolean().default(false),
+    /** A delivery attempt's bound, redirects included. */
+    webhookTimeoutSeconds: z.coerce.number().positive().max(60).default(10),
     /**
      * A request whose body stops arriving for this long is cut off (its connection closed, nothing
      * kept), so a stalled client cannot hold a connection, or an upload's staging file and buffers,
@@ -217,6 +234,12 @@ export function loadConfig(flags: ConfigInput, env: Env): Config {
     secret: nonEmpty(env.CAIRN_SECRET),
     abuseWebhookUrl: nonEmpty(env.CAIRN_ABUSE_WEBHOOK_URL),
     sweepIntervalSeconds: flags.sweepIntervalSeconds ?? nonEmpty(env.CAIRN_SWEEP_INTERVAL_SECONDS),
+    eventRetentionSeconds: nonEmpty(env.CAIRN_EVENT_RETENTION_SECONDS),
+    eventHeartbeatSeconds: nonEmpty(env.CAIRN_EVENT_HEARTBEAT_SECONDS),
+    maxEventStreamsPerTenant: nonEmpty(env.CAIRN_MAX_EVENT_STREAMS_PER_TENANT),
+    webhookDelivery: !['0', 'false', 'no', 'off'].includes((env.CAIRN_WEBHOOK_DELIVERY ?? '').trim().toLowerCase()),
+    webhookAllowPrivateAddresses: truthy(env.CAIRN_WEBHOOK_ALLOW_PRIVATE_ADDRESSES),
+    webhookTimeoutSeconds: nonEmpty(env.CAIRN_WEBHOOK_TIMEOUT_SECONDS),
     uploadIdleTimeoutSeconds: nonEmpty(env.CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS),
     maxUploadsPerTenant: nonEmpty(env.CAIRN_MAX_UPLOADS_PER_TENANT),
     upgradeUrl: nonEmpty(env.CAIRN_UPGRADE_URL),
@@ -258,6 +281,9 @@ export function withBoundPorts(
   const contentOrigin = nonEmpty(env.CAIRN_CONTENT_ORIGIN) ?? `http://127.0.0.1:${ports.content}`;
   return {
     ...config,
+    apiPort: ports.api,
+    viewerPort: ports.viewer,
+    contentPort: ports.content,
     apiOrigin: nonEmpty(env.CAIRN_API_ORIGIN) ?? `http://127.0.0.1:${ports.api}`,
     viewerOrigin: nonEmpty(env.CAIRN_VIEWER_ORIGIN) ?? `http://localhost:${ports.viewer}`,
     contentOrigin,

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { FanoutAbuseSink, LogAbuseSink, WebhookAbuseSink } from './adapters/abuse/index.js';
+import { HttpWebhookSender } from './adapters/webhook-sender/http-webhook-sender.js';
 import type { Config } from './config.js';
 import type { CoreObserver, Logger, Origins } from './core/context.js';
 import { type Core, createCore } from './core/index.js';
@@ -170,6 +171,16 @@ export async function createRuntime(
     artifactStore: store,
     sharingStore: store,
     sweeperStore: store,
+    eventStore: store,
+    webhookStore: store,
+    webhookSender: new HttpWebhookSender({
+      allowPrivate: config.webhookAllowPrivateAddresses,
+      timeoutMs: config.webhookTimeoutSeconds * 1000,
+      maxResponseBytes: 64 * 1024,
+      maxRedirects: 3,
+    }),
+    webhookAllowPrivate: config.webhookAllowPrivateAddresses,
+    webhookTimeoutMs: config.webhookTimeoutSeconds * 1000,
     resumables,
     blobs,
     limiter,
@@ -181,10 +192,14 @@ export async function createRuntime(
     upgradeUrl: config.upgradeUrl,
     directDownloads: config.s3DirectDownloads,
     maxUploadsPerTenant: config.maxUploadsPerTenant,
+    eventRetentionMs: config.eventRetentionSeconds * 1000,
+    maxEventStreamsPerTenant: config.maxEventStreamsPerTenant,
     log,
     ...(opts.observer ? { observer: opts.observer } : {}),
   });
   const close = async () => {
+    core.eventHub.close();
+    await core.deliverer?.stop();
     await core.sweeper.stop();
     // The last counts reach the store before it closes.
     await core.requests.stop().catch((err: unknown) => log.error({ err }, 'request counts not written'));

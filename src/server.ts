@@ -12,6 +12,9 @@ import type { ListenerName } from './metrics/registry.js';
 import { checkReadiness, readinessChecks } from './readiness.js';
 import { createRuntime, originsOf, type RuntimeOptions } from './runtime.js';
 
+/** How often an instance looks for webhook deliveries that are due. */
+const WEBHOOK_TICK_MS = 250;
+
 export interface RunningServer {
   config: Config;
   core: Core;
@@ -49,6 +52,7 @@ export async function startServer(
     logLevel: config.logLevel,
     trustProxy: config.trustProxy,
     bodyIdleTimeoutSeconds: config.uploadIdleTimeoutSeconds,
+    eventHeartbeatSeconds: config.eventHeartbeatSeconds,
   };
   const counted = (listener: ListenerName) => (ops ? { metrics: ops.listenerMetrics(listener) } : {});
   const accounts = createAccounts(core, runtime.adapters.accounts);
@@ -92,6 +96,7 @@ export async function startServer(
   if (opsApp) bound.metricsPort = boundPort(opsApp);
   origins.settle(originsOf(bound));
   core.sweeper.start(config.sweepIntervalSeconds * 1000);
+  if (config.webhookDelivery) core.deliverer?.start(WEBHOOK_TICK_MS);
   core.requests.start();
 
   let closing: Promise<void> | null = null;
@@ -104,6 +109,8 @@ export async function startServer(
       closing ??= (async () => {
         // Readiness fails first, so a load balancer stops sending before the listeners close.
         draining = true;
+        // Event streams never finish on their own: end them, so the listeners can close.
+        core.eventHub.close();
         // close() drops the keep-alive connections that are idle at that moment; one whose last
         // response was still being written turns idle a moment later and would hold the listener
         // open until the keep-alive timeout (72 s). Keep dropping idle ones until all are closed,

@@ -10,8 +10,9 @@ __version__ = "0.1.0"
 
 from .client import DEFAULT_BASE_URL, Cairn  # noqa: E402
 from .errors import *  # noqa: E402,F401,F403
+from .events import WebhookVerificationError, verify_webhook  # noqa: E402
 from .errors import __all__ as _errors_all  # noqa: E402
 from .models import *  # noqa: E402,F401,F403
 from .models import __all__ as _models_all  # noqa: E402
 
-__all__ = ["Cairn", "DEFAULT_BASE_URL", "__version__", *_errors_all, *_models_all]
+__all__ = ["Cairn", "DEFAULT_BASE_URL", "WebhookVerificationError", "__version__", "verify_webhook", *_errors_all, *_models_all]

@@ -10,6 +10,7 @@ import uuid
 from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import quote
 
+from . import events as _events
 from . import resumable as _tus
 from .errors import ArtifactAlreadyDeletedError, CairnError, NotFoundError, ServerError
 from .models import (
@@ -161,6 +162,23 @@ def _upload_fields(
     return fields
 
 
+def _with_models(
+    content: Any, path: Any, metadata: Optional[Mapping[str, Any]], model: Optional[str]
+) -> Optional[Dict[str, Any]]:
+    """A transcript upload's metadata with the models it names filled in (``model``,
+    ``model_source="transcript"``, ``models_used``), never over keys the caller set: the same on
+    every upload method, as the CLI's ``push --transcript`` and the TypeScript SDK do it."""
+    if path is not None:
+        found = transcript_models_in_file(path)
+    elif isinstance(content, (bytes, bytearray, str)):
+        found = transcript_models(content)
+    elif isinstance(content, os.PathLike):
+        found = transcript_models_in_file(content)
+    else:
+        found = (None, [])  # a file object: read once, by the upload
+    return with_transcript_models(metadata, found, declared_model=model is not None) or None
+
+
 class _DownloadSink:
     """Streams download bytes to a file object, a temp file, or memory; restartable for retries."""
 
@@ -288,7 +306,8 @@ class Cairn:
 
         ``filename`` defaults to the path's or file object's name (required for bytes and str).
         ``model`` goes to ``metadata["model"]`` unless that key is set. ``transcript=True`` marks a
-        session transcript (``metadata.type="transcript"``, NDJSON content type by default).
+        session transcript (``metadata.type="transcript"``, NDJSON content type by default) and
+        reads its models into the metadata as :meth:`push_transcript` does.
         With ``idempotency_key`` the upload is retried on 5xx and network errors, and the same key
         within 24 hours returns the original artifact instead of storing a second one.
         """
@@ -296,6 +315,8 @@ class Cairn:
         name = filename or source.name
         if not name:
             raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
+        if transcript:
+            metadata = _with_models(content, path, metadata, model)
         fields = _upload_fields(
             name,
             content_type=content_type,
@@ -337,30 +358,20 @@ class Cairn:
         Sets the conventional metadata: ``type=transcript`` (server side), ``models_used``
         (comma-separated) and ``capture`` (e.g. ``"end"`` or ``"snapshot"``). When the transcript's
         format is recognised (Claude Code session JSONL, OpenAI-shaped messages) and the caller did
-        not set them, ``model`` (the last model seen), ``model_source="transcript"`` and
-        ``models_used`` (every distinct model, in order of first use) are read from it; a
+        not set them, ``model`` (the last main-loop model: not a subagent's, not ``<synthetic>``),
+        ``model_source="transcript"`` and ``models_used`` (every distinct model, sorted) are read from it; a
         ``model`` given here or in ``metadata`` wins, and ``model_source`` is then left unset.
         The service does not redact secrets in transcripts.
         """
+        content: Any = events
         if isinstance(events, (list, tuple)):
-            content: Any = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
-            found = transcript_models(list(events))
-        else:
-            content = events
-            if isinstance(events, (bytes, bytearray, str)):
-                found = transcript_models(events)
-            elif isinstance(events, os.PathLike):
-                found = transcript_models_in_file(events)
-            elif isinstance(kw.get("path"), (str, os.PathLike)):
-                found = transcript_models_in_file(kw["path"])
-            else:
-                found = (None, [])  # a file object: read once, by the upload
+            content = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events)
         meta: Dict[str, Any] = dict(metadata or {})
         if models_used:
             meta.setdefault("models_used", ",".join(dict.fromkeys(models_used)))
         if capture:
             meta.setdefault("capture", capture)
-        meta = with_transcript_models(meta, found, declared_model=model is not None)
+        # push(transcript=True) reads the models.
         return self.push(content, filename, session_id=session_id, model=model, metadata=meta, transcript=True, **kw)
 
     # -- presigned upload (Pro) ---------------------------------------------------------
@@ -376,8 +387,14 @@ class Cairn:
         metadata: Optional[Mapping[str, Any]] = None,
         ttl: TtlArg = None,
         transcript: bool = False,
+        idempotency_key: Optional[str] = None,
     ) -> UploadTicket:
-        """``POST /v1/artifacts/upload-url``: a presigned PUT slot for up to 5 GiB (Pro only)."""
+        """``POST /v1/artifacts/upload-url``: a presigned PUT slot for up to 5 GiB (Pro only).
+
+        The pending artifact is held 24 hours (``get_artifact`` shows ``status="pending"`` and
+        ``held_until``). With ``idempotency_key`` the call is retried on 5xx and network errors, and
+        a repeat with the same key within 24 hours answers the same reservation with a fresh URL.
+        """
         body: Dict[str, Any] = {"filename": filename, "size_bytes": size_bytes}
         for key, value in (
             ("content_type", content_type),
@@ -390,7 +407,13 @@ class Cairn:
                 body[key] = value
         if transcript:
             body["transcript"] = True
-        resp = self._t.request("POST", "/v1/artifacts/upload-url", json_body=body, policy=RATE_LIMIT_ONLY)
+        resp = self._t.request(
+            "POST",
+            "/v1/artifacts/upload-url",
+            json_body=body,
+            headers={"Idempotency-Key": idempotency_key} if idempotency_key else None,
+            policy=IDEMPOTENT if idempotency_key else RATE_LIMIT_ONLY,
+        )
         return UploadTicket.from_dict(resp.json())
 
     def complete_upload(self, artifact_id: str) -> Artifact:
@@ -414,7 +437,7 @@ class Cairn:
     ) -> Artifact:
         """Presigned upload in one call: ``request_upload_url``, a streamed PUT, ``complete_upload``.
 
-        For files above the 500 MB multipart limit (up to 5 GiB, Pro plan). The source must have
+        For files above the 500 MiB (524,288,000 bytes) multipart limit (up to 5 GiB, Pro plan). The source must have
         a known size (bytes, a path, a seekable file).
         """
         source = make_source(content, path)
@@ -423,6 +446,8 @@ class Cairn:
             raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
         if source.length is None:
             raise ValueError("a presigned upload needs a source of known size (bytes, a path, a seekable file)")
+        if transcript:
+            metadata = _with_models(content, path, metadata, model)
         meta: Dict[str, Any] = dict(metadata or {})
         if model is not None and "model" not in meta:
             meta["model"] = model
@@ -511,6 +536,8 @@ class Cairn:
             name = filename or source.name
             if not name:
                 raise ValueError("filename is required when uploading bytes, text or an unnamed file object")
+            if transcript:
+                metadata = _with_models(content, path, metadata, model)
             fields = _upload_fields(
                 name,
                 content_type=content_type,
@@ -889,6 +916,96 @@ class Cairn:
         """Seals a session (irreversible); later uploads naming it raise :class:`SessionSealedError`."""
         resp = self._t.request("POST", f"/v1/sessions/{_seg(session_id)}/seal", policy=IDEMPOTENT)
         return SealResult.from_dict(resp.json())
+
+    # -- the change feed ----------------------------------------------------------------------
+
+    def list_events(
+        self,
+        *,
+        after: Optional[str] = None,
+        types: Optional[Sequence[str]] = None,
+        session_id: Optional[str] = None,
+        limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """One page of events, oldest first: ``{"events": [...], "next_cursor", "has_more"}``.
+
+        Poll by passing the last ``event_id`` you saw as ``after``; ``types`` takes prefixes such
+        as ``"artifact.*"``.
+        """
+        query = [
+            ("after", after),
+            ("cursor", cursor),
+            ("limit", limit),
+            ("types", ",".join(types) if types else None),
+            ("session_id", session_id),
+        ]
+        return self._t.request("GET", "/v1/events", query=query).json()
+
+    def iter_events(self, **filters: Any) -> Iterator[Dict[str, Any]]:
+        """Every event kept that matches, oldest first, page after page."""
+        page = self.list_events(**filters)
+        while True:
+            yield from page["events"]
+            if not page.get("has_more") or not page.get("next_cursor"):
+                return
+            rest = {k: v for k, v in filters.items() if k != "after"}
+            page = self.list_events(**rest, cursor=page["next_cursor"])
+
+    def follow_events(
+        self,
+        *,
+        after: Optional[str] = None,
+        types: Optional[Sequence[str]] = None,
+        session_id: Optional[str] = None,
+        stop: Any = None,
+    ) -> Iterator[Dict[str, Any]]:
+        """Events as they happen (``GET /v1/events/stream``), for as long as you iterate.
+
+        Reconnects by itself with ``Last-Event-ID``, so none is missed or repeated. ``stop``: a
+        ``threading.Event`` that ends the iteration at the next message or heartbeat.
+        """
+        return _events.follow_events(
+            self._t, after=after, types=list(types) if types else None, session_id=session_id, stop=stop
+        )
+
+    # -- webhooks ------------------------------------------------------------------------------
+
+    def create_webhook(
+        self, url: str, *, types: Optional[Sequence[str]] = None, session_id: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """Creates a webhook; the answer's ``secret`` (``whsec_…``) is shown only now: keep it for :func:`verify_webhook`."""
+        body: Dict[str, Any] = {"url": url}
+        if types:
+            body["types"] = list(types)
+        if session_id is not None:
+            body["session_id"] = session_id
+        return self._t.request("POST", "/v1/webhooks", json_body=body, policy=RATE_LIMIT_ONLY).json()
+
+    def list_webhooks(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """This account's webhooks, oldest first (never their secrets)."""
+        return self._t.request("GET", "/v1/webhooks", query=[("cursor", cursor), ("limit", limit)]).json()
+
+    def get_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        return self._t.request("GET", f"/v1/webhooks/{_seg(webhook_id)}").json()
+
+    def delete_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        return self._t.request("DELETE", f"/v1/webhooks/{_seg(webhook_id)}").json()
+
+    def rotate_webhook_secret(self, webhook_id: str) -> Dict[str, Any]:
+        """A new secret; deliveries carry the old one's signature too for 24 hours."""
+        return self._t.request("POST", f"/v1/webhooks/{_seg(webhook_id)}/rotate-secret", policy=RATE_LIMIT_ONLY).json()
+
+    def enable_webhook(self, webhook_id: str) -> Dict[str, Any]:
+        """Makes a disabled webhook active again, from the event it stopped at."""
+        return self._t.request("POST", f"/v1/webhooks/{_seg(webhook_id)}/enable", policy=IDEMPOTENT).json()
+
+    def webhook_deliveries(
+        self, webhook_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """The webhook's delivery attempts, newest first."""
+        query = [("cursor", cursor), ("limit", limit)]
+        return self._t.request("GET", f"/v1/webhooks/{_seg(webhook_id)}/deliveries", query=query).json()
 
     # -- public page endpoints (no key) ------------------------------------------------------
 

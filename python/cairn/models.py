@@ -104,6 +104,10 @@ class Artifact(_Record):
     created_at: str
     expires_at: Optional[str]
     page: Optional[PageSummary] = None
+    #: ``"pending"`` only on a presigned or resumable upload not completed yet (its owner's GET shows it); else None.
+    status: Optional[str] = None
+    #: With ``status="pending"``: when the reservation is released unless the upload is completed.
+    held_until: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod

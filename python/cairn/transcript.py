@@ -2,8 +2,13 @@
 ``models_used``); the same reading as the CLI's ``push --transcript`` and the TypeScript SDK.
 
 Recognised: Claude Code session JSONL (``message.model`` of assistant records; its
-``<synthetic>`` placeholder is not a model) and OpenAI-shaped records (``model`` on an assistant
-message or a chat completion response). Lines that are not JSON are skipped.
+``<synthetic>`` placeholder is not a model, and records with ``isSidechain: true`` are a
+subagent's) and OpenAI-shaped records (``model`` on an assistant message or a chat completion
+response). Lines that are not JSON are skipped.
+
+``model`` is the model of the last main-loop record (a subagent's do not count; when every record
+is a subagent's, the last of those) and ``models_used`` every distinct model, sorted: the rule of
+the hosted service's capture hook.
 """
 
 from __future__ import annotations
@@ -42,13 +47,18 @@ def model_of_record(r: Any) -> Optional[str]:
 class _Scanner:
     def __init__(self) -> None:
         self.seen: Dict[str, None] = {}
-        self.last: Optional[str] = None
+        self.last_main: Optional[str] = None
+        self.last_side: Optional[str] = None
 
     def record(self, r: Any) -> None:
         m = model_of_record(r)
-        if m is not None:
-            self.seen.setdefault(m, None)
-            self.last = m
+        if m is None:
+            return
+        self.seen.setdefault(m, None)
+        if isinstance(r, dict) and r.get("isSidechain") is True:
+            self.last_side = m
+        else:
+            self.last_main = m
 
     def line(self, line: str) -> None:
         t = line.strip()
@@ -60,7 +70,7 @@ class _Scanner:
             pass  # not a JSON line: it names no model
 
     def result(self) -> Tuple[Optional[str], List[str]]:
-        return self.last, list(self.seen)
+        return (self.last_main if self.last_main is not None else self.last_side), sorted(self.seen)
 
 
 def _whole(text: str) -> Optional[List[Any]]:
@@ -79,7 +89,7 @@ def _whole(text: str) -> Optional[List[Any]]:
 
 
 def transcript_models(content: Any) -> Tuple[Optional[str], List[str]]:
-    """``(last model, every distinct model in order of first use)`` of a transcript given as
+    """``(last main-loop model, every distinct model sorted)`` of a transcript given as
     records (a list of dicts), NDJSON text or bytes, or a JSON array / ``{"messages": [...]}``."""
     s = _Scanner()
     if isinstance(content, (list, tuple)):

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { AdminAction } from './admin-actions.js';
-import { withExamples } from './help.js';
+import { fitted, withExamples } from './help.js';
 
 /**
  * `cairn admin`: operator commands that work directly on the data folder (or the configured
@@ -15,7 +15,8 @@ export function registerAdminCommands(program: Command): void {
     .option('--data <dir>', 'data folder (env CAIRN_DATA_DIR, default ./data)')
     .addHelpText(
       'after',
-      `
+      fitted(
+        `
 Examples:
   $ cairn admin tenant create acme --plan pro
   $ cairn admin tenant list
@@ -26,6 +27,7 @@ Examples:
   $ cairn admin page restore pg_XXXXXXXXXXXXXXXX
   $ cairn admin sweep
   $ CAIRN_DATABASE_URL=postgres://… cairn admin migrate --json`,
+      ),
     );
 
   const tenant = withExamples(admin.command('tenant').description('Create, list, re-plan and suspend tenants.'), [
@@ -77,7 +79,7 @@ Examples:
     .option('--json', 'print a JSON array')
     .action(run('keyList'));
   withExamples(key.command('revoke <tenant> <key>'), [
-    'cairn admin key revoke acme key_XXXXXXXXXXXXXXXX    # by key_id, from `key list`',
+    'cairn admin key revoke acme key_XXXXXXXXXXXXXXXX  # a key_id from `key list`',
     'cairn admin key revoke acme ak_live_…               # or by the full key',
   ])
     .description('Revoke a key, given its key_id (from key list) or the full key.')
@@ -85,11 +87,11 @@ Examples:
 
   const user = withExamples(
     admin.command('user').description('Dashboard users (people who log in at {api}/dashboard).'),
-    ['cairn admin user create ada@example.com --tenant acme --password-stdin < pw.txt'],
+    ['cairn admin user create ada@example.com --tenant acme --password-stdin < pw'],
   );
   withExamples(user.command('create <email>'), [
-    'cairn admin user create ops@example.com --tenant ops --create-tenant --plan pro --password-stdin < pw.txt',
-    `printf '%s' "$PASSWORD" | cairn admin user create ada@example.com --tenant acme --password-stdin`,
+    'cairn admin user create ops@example.com --tenant ops --create-tenant \\\n      --plan pro --password-stdin < pw',
+    `printf '%s' "$PASSWORD" | cairn admin user create ada@example.com \\\n      --tenant acme --password-stdin`,
   ])
     .description(
       'Create a dashboard user for a tenant. Without --password-stdin a password is generated and shown once.',
@@ -124,7 +126,7 @@ Examples:
     .action(run('pageRestore'));
 
   withExamples(admin.command('migrate'), [
-    'cairn admin migrate                           # the data folder (CAIRN_DATA_DIR, default ./data)',
+    'cairn admin migrate                 # the data folder (CAIRN_DATA_DIR)',
     'CAIRN_DATABASE_URL=postgres://… cairn admin migrate --json',
   ])
     .description(

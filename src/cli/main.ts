@@ -1,6 +1,6 @@
 import { CAIRN_VERSION } from 'cairn-store-sdk/internal';
 import { Command, CommanderError } from 'commander';
-import { withExamples } from './help.js';
+import { fitted, withExamples } from './help.js';
 import { forTerminal, stderrLine } from './terminal-text.js';
 import { printJsonUsageError, UsageError } from './usage-error.js';
 
@@ -26,7 +26,11 @@ export const COMMAND_MODULES: { words: string[]; load: () => Promise<Register> }
   { words: ['publish', 'unpublish'], load: async () => (await import('./client/pages.js')).registerPageCommands },
   { words: ['sessions', 'seal'], load: async () => (await import('./client/sessions.js')).registerSessionCommands },
   { words: ['whoami', 'login'], load: async () => (await import('./client/account.js')).registerAccountCommands },
-  { words: ['capture'], load: async () => (await import('./client/capture.js')).registerCaptureCommands },
+  { words: ['watch'], load: async () => (await import('./client/watch.js')).registerWatchCommand },
+  {
+    words: ['capture'],
+    load: async () => (await import('./client/capture-commands.js')).registerCaptureCommands,
+  },
   { words: ['mcp'], load: async () => (await import('./mcp.js')).registerMcpCommand },
 ];
 
@@ -49,15 +53,17 @@ export async function main(argv: string[]): Promise<number> {
     });
   withExamples(program, [
     'cairn serve                                   # run the service on ./data',
-    'cairn login --url http://127.0.0.1:8080       # save a key in ~/.config/cairn/config.json',
+    'cairn login --url http://127.0.0.1:8080       # check a key, save it',
     'cairn push report.md --session run-42 --meta model=gpt-5',
     'cairn ls --session run-42',
     'cairn publish art_XXXXXXXXXXXXXXXX --title "Report"',
     'cairn admin tenant create acme --plan pro',
-    'cairn help push                               # options and examples of one command',
+    'cairn help push                               # one command in full',
   ]).addHelpText(
     'after',
-    '\nExit codes: 0 ok, 1 API or runtime error, 2 usage error. Every client command takes --json.\nMore in docs/cli.md.',
+    fitted(
+      '\nExit codes: 0 ok, 1 API or runtime error, 2 usage error. Every client command takes --json.\n\nMore in docs/cli.md.',
+    ),
   );
   for (const register of await Promise.all(modulesFor(argv).map((m) => m.load()))) register(program);
   try {

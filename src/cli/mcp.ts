@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Command } from 'commander';
 import { resolveSettings, type Settings } from './client/settings.js';
+import { fitted } from './help.js';
 import { stderrLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
@@ -31,7 +32,8 @@ export function registerMcpCommand(program: Command): void {
     )
     .addHelpText(
       'after',
-      `
+      fitted(
+        `
 Key and URL, as for every client command: CAIRN_API_KEY (or SERVICE_API_KEY) with CAIRN_API_URL,
 else the profile saved by \`cairn login\` (CAIRN_PROFILE or --profile names it, else "default").
 
@@ -41,12 +43,13 @@ Environment:
   CAIRN_MCP_ALLOW_PATH                 extra ':'-separated absolute roots for path uploads
 
 Examples:
-  $ cairn mcp                                              # key from CAIRN_API_KEY or \`cairn login\`
+  $ cairn mcp                              # key: CAIRN_API_KEY or \`cairn login\`
   $ CAIRN_API_KEY=ak_live_… cairn mcp --allow-path /data/reports
-  $ cairn mcp --allow-destructive                          # for hosts that cannot confirm
+  $ cairn mcp --allow-destructive          # for hosts that cannot confirm
 
 stdout carries MCP messages only; diagnostics and the audit lines of destructive calls go to stderr.
 See docs/mcp.md for host configuration, path confinement and destructive-tool gating.`,
+      ),
     )
     .action(runMcp);
 }

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import type { Config } from '../config.js';
+import { fitted } from './help.js';
+import { serveBanner } from './serve-banner.js';
 import { stderrLine } from './terminal-text.js';
 import { UsageError } from './usage-error.js';
 
@@ -18,7 +20,8 @@ export function registerServeCommand(program: Command): void {
     .option('--log-level <level>', 'fatal|error|warn|info|debug|silent (env CAIRN_LOG_LEVEL, default info)')
     .addHelpText(
       'after',
-      `
+      fitted(
+        `
 Examples:
   $ cairn serve                          # ./data, ports 8080/8081/8082
   $ cairn serve --data /var/lib/cairn --api-port 9000
@@ -26,6 +29,7 @@ Examples:
 
 On the first start of an empty data folder a tenant "default" is created and its API key is
 printed once. SIGINT/SIGTERM stop the service after in-flight requests finish.`,
+      ),
     )
     .action(async (opts: Record<string, string | undefined>) => {
       // Loaded here, not at the top: this module defines the command for `cairn --help` too.
@@ -83,27 +87,5 @@ printed once. SIGINT/SIGTERM stop the service after in-flight requests finish.`,
 }
 
 function printBanner(config: Config, apiKey: string | null): void {
-  const lines = [
-    'Cairn is running.',
-    `  API      ${config.apiOrigin}`,
-    `  Viewer   ${config.viewerOrigin}`,
-    `  Content  ${config.contentOrigin}`,
-    `  Data     ${config.dataDir}`,
-  ];
-  if (config.metricsPort !== undefined) {
-    lines.push(`  Metrics  http://${config.metricsHost}:${config.metricsPort}/metrics (readiness: /ready)`);
-  }
-  if (apiKey) {
-    lines.push(
-      '',
-      'First start: created tenant "default". Its API key is shown only this once; keep it:',
-      `  ${apiKey}`,
-      '',
-      'Try it:',
-      `  curl -H "Authorization: Bearer ${apiKey}" -F file=@README.md ${config.apiOrigin}/v1/artifacts`,
-    );
-  } else {
-    lines.push('', 'Create more tenants and keys with: cairn admin tenant create NAME --plan free|pro');
-  }
-  console.log(lines.join('\n'));
+  console.log(serveBanner(config, apiKey));
 }

@@ -6,6 +6,7 @@
  * (`--help`, a mistake), goes through `main`.
  */
 export async function start(argv: string[]): Promise<number> {
+  endQuietlyWhenTheReaderStops();
   const args = argv.slice(2);
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
     const { CAIRN_VERSION } = await import('cairn-store-sdk/internal');
@@ -17,4 +18,16 @@ export async function start(argv: string[]): Promise<number> {
     if (code !== null) return code;
   }
   return (await import('./main.js')).main(argv);
+}
+
+/**
+ * A reader that stops early (`cairn ls | head -1`, `cairn --help | head`) closes the pipe, and the
+ * next write fails with EPIPE: end then, quietly, as other command-line tools do, rather than with
+ * Node's unhandled 'error' stack trace. The output nobody reads is not an error of the command.
+ */
+function endQuietlyWhenTheReaderStops(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? 0);
+  });
 }

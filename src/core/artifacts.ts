@@ -4,7 +4,8 @@ import { encodeCursor } from './cursor.js';
 import { CairnError } from './errors.js';
 import { checkArtifactId, requireReadable } from './lifecycle.js';
 import { parseArtifactQuery, type RawQuery } from './list-query.js';
-import { artifactRecord } from './records.js';
+import { PENDING_RETENTION_MS } from './presigned.js';
+import { artifactRecord, pendingRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 
@@ -19,7 +20,14 @@ export class ArtifactService {
     checkArtifactId(id);
     const { artifactStore, clock, origins } = this.deps;
     const found = await artifactStore.getArtifactWithPage(caller.tenant.id, id);
-    return artifactRecord(requireReadable(found?.artifact ?? null, clock.now(), id), found?.page ?? null, origins);
+    const now = clock.now();
+    const row = found?.artifact ?? null;
+    // A reservation (presigned or resumable) is its owner's to see: recovery after an answer that
+    // was lost starts by looking. It stays unreadable everywhere else (downloads, links, pages).
+    if (row?.status === 'pending' && row.createdAt + PENDING_RETENTION_MS > now) {
+      return pendingRecord(row, row.createdAt + PENDING_RETENTION_MS, origins);
+    }
+    return artifactRecord(requireReadable(row, now, id), found?.page ?? null, origins);
   }
 
   async list(caller: Caller, raw: RawQuery): Promise<ArtifactList> {

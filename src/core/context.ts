@@ -2,11 +2,14 @@ import type { AbuseSink } from '../ports/abuse-sink.js';
 import type { ArtifactStore } from '../ports/artifact-store.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
+import type { EventStore } from '../ports/event-store.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import type { ResumableUploadStore } from '../ports/resumable-upload-store.js';
 import type { SharingStore } from '../ports/sharing-store.js';
 import type { SweeperStore } from '../ports/sweeper-store.js';
 import type { TenantStore } from '../ports/tenant-store.js';
+import type { WebhookSender } from '../ports/webhook-sender.js';
+import type { WebhookStore } from '../ports/webhook-store.js';
 import type { UrlSigner } from './signing.js';
 import type { SweepReport } from './sweeper.js';
 
@@ -34,6 +37,16 @@ export interface CoreDeps {
   artifactStore: ArtifactStore;
   sharingStore: SharingStore;
   sweeperStore: SweeperStore;
+  /** The change feed (written by the other ports' own writes; read and swept through this one). */
+  eventStore: EventStore;
+  /** Webhook endpoints, their leases and delivery log. */
+  webhookStore: WebhookStore;
+  /** Sends deliveries (with the SSRF checks); absent, nothing is delivered by this process. */
+  webhookSender?: WebhookSender;
+  /** The operator allows webhooks to private, loopback and link-local addresses (development, tests). */
+  webhookAllowPrivate?: boolean;
+  /** A delivery attempt's time bound, in ms (default 10 s). */
+  webhookTimeoutMs?: number;
   resumables: ResumableUploadStore;
   blobs: BlobStore;
   limiter: RateLimiter;
@@ -48,6 +61,10 @@ export interface CoreDeps {
   directDownloads?: boolean;
   /** Large uploads in flight per tenant in this process (see UploadSlots); 0 is no limit. */
   maxUploadsPerTenant?: number;
+  /** How long events are kept, in ms (default 7 days). */
+  eventRetentionMs?: number;
+  /** Event streams one tenant may hold open in this process (see EventHub). */
+  maxEventStreamsPerTenant?: number;
   log: Logger;
   /** Told of what operators count (the metrics); absent, nothing is counted. */
   observer?: CoreObserver;

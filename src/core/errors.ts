@@ -1,11 +1,11 @@
-import { CairnError } from '../shared/cairn-error.js';
+import { CairnError, withoutFinalPeriod } from '../shared/cairn-error.js';
 import type { ErrorEnvelope } from '../wire/common.js';
 
 export { CairnError, ERROR_STATUS, type ErrorCode, type ErrorExtras, isCairnError } from '../shared/cairn-error.js';
 
 /** The wire envelope (src/wire): `{error: {code, message, status, ...}}`. */
 export function toEnvelope(err: CairnError, requestId?: string): ErrorEnvelope {
-  const body: ErrorEnvelope['error'] = { code: err.code, message: err.message, status: err.status };
+  const body: ErrorEnvelope['error'] = { code: err.code, message: withoutFinalPeriod(err.message), status: err.status };
   if (err.extras.retryAfterSeconds !== undefined) {
     body.retry_after_seconds = err.extras.retryAfterSeconds;
     body.retry_after = err.extras.retryAfterSeconds;

@@ -25,9 +25,5 @@ export const newApiKey = () => `ak_live_${randomAlnum(32)}`;
 export const newTenantId = () => `ten_${randomAlnum(16)}`;
 export const newKeyId = () => `key_${randomAlnum(16)}`;
 
-export const ARTIFACT_ID = /^art_[A-Za-z0-9]{16}$/;
-export const PAGE_SLUG = /^pg_[A-Za-z0-9]{16}$/;
-export const LINK_ID = /^lnk_[A-Za-z0-9]{20}$/;
 export { API_KEY, API_KEY_IN_TEXT } from '../shared/api-key.js';
-/** session_id and agent_id labels. */
-export const LABEL = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export { ARTIFACT_ID, LABEL, LINK_ID, PAGE_SLUG } from '../shared/id-shapes.js';

@@ -2,6 +2,8 @@ import { AccessService } from './access.js';
 import { ArchiveService } from './archives.js';
 import { ArtifactService } from './artifacts.js';
 import type { CoreDeps } from './context.js';
+import { EventHub } from './event-hub.js';
+import { EventService } from './events.js';
 import { PageService } from './pages.js';
 import { Argon2idHasher } from './passwords.js';
 import { PresignedUploadService } from './presigned.js';
@@ -13,6 +15,8 @@ import { Sweeper } from './sweeper.js';
 import { TenantService } from './tenants.js';
 import { UploadService } from './upload.js';
 import { DEFAULT_MAX_UPLOADS_PER_TENANT, UploadSlots } from './upload-slots.js';
+import { WebhookDeliverer } from './webhooks/deliverer.js';
+import { WebhookService } from './webhooks/service.js';
 
 /** The core services, built once over the ports by the composition root. */
 export interface Core {
@@ -33,6 +37,13 @@ export interface Core {
   archives: ArchiveService;
   sessions: SessionService;
   pages: PageService;
+  /** The change feed: GET /v1/events, the stream, webhooks. */
+  events: EventService;
+  /** Tells streams and deliverers that a tenant's feed moved, on any instance; bounds streams per tenant. */
+  eventHub: EventHub;
+  webhooks: WebhookService;
+  /** Delivers events to webhooks (null when this process has no sender); serve starts its timer. */
+  deliverer: WebhookDeliverer | null;
   sweeper: Sweeper;
 }
 
@@ -57,6 +68,14 @@ export function createCore(deps: CoreDeps): Core {
     archives: new ArchiveService(deps),
     sessions: new SessionService(deps),
     pages,
+    events: new EventService(deps),
+    eventHub: new EventHub(deps.eventStore, deps.maxEventStreamsPerTenant, undefined, (err) =>
+      deps.log.warn({ err: String(err) }, 'event feed heads not read; will retry'),
+    ),
+    webhooks: new WebhookService(deps),
+    deliverer: deps.webhookSender
+      ? new WebhookDeliverer({ ...deps, sender: deps.webhookSender }, { timeoutMs: deps.webhookTimeoutMs ?? 10_000 })
+      : null,
     sweeper: new Sweeper(deps),
   };
 }

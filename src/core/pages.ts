@@ -78,10 +78,17 @@ export class PageService {
     if (existing?.takenDownAt != null) throw pageTakenDown();
     let passwordHash: string | null = null;
     if (input.access === 'password') {
+      const proOnly = !PLANS[caller.tenant.plan].passwordPages;
       if (isHtmlType(artifact.contentType)) {
-        throw invalid('Password access is not available for HTML artifacts (text/html, application/xhtml+xml).');
+        // No argument changes this for the artifact: the message names the ways that do work, and
+        // the plan's refusal too (it would otherwise come only after the next try).
+        throw new CairnError(
+          'invalid_request',
+          `${HTML_PASSWORD_REFUSAL}${proOnly ? `. Password pages also need the Pro plan, which this account (${caller.tenant.plan}) is not on` : ''}`,
+          proOnly ? { upgradeUrl: this.deps.upgradeUrl } : {},
+        );
       }
-      if (!PLANS[caller.tenant.plan].passwordPages) {
+      if (proOnly) {
         throw new CairnError('quota_exceeded', 'Password-protected pages need the Pro plan.', {
           upgradeUrl: this.deps.upgradeUrl,
         });
@@ -251,6 +258,16 @@ interface PublishInput {
   title: string | null;
   password: string | null;
 }
+
+/**
+ * Why an HTML artifact gets no password page, and what to do instead. Clients match its start
+ * ("Password access is not available for HTML artifacts"): keep it.
+ */
+export const HTML_PASSWORD_REFUSAL =
+  'Password access is not available for HTML artifacts (text/html, application/xhtml+xml): the page runs ' +
+  'in a sandbox no password gate can cover, so no retry with other arguments will make one. Instead, ' +
+  'publish it without a password, share it with a download link, or store it in a non-HTML format ' +
+  '(Markdown, PDF, plain text) and publish that with a password';
 
 function parsePublishBody(body: unknown, passwordOptional: boolean): PublishInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {

@@ -1,4 +1,14 @@
 import type { PlanName } from '../shared/plan-name.js';
+import {
+  INLINE_UPLOAD_BYTES,
+  LARGE_UPLOAD_BYTES,
+  SINGLE_LIMIT_TEXT,
+  SINGLE_UPLOAD_BYTES,
+} from '../shared/upload-limits.js';
+
+export { INLINE_LIMIT_TEXT, LARGE_LIMIT_TEXT, SINGLE_LIMIT_TEXT } from '../shared/upload-limits.js';
+/** The multipart limit as messages say it: "500 MiB (524,288,000 bytes)". */
+export const MULTIPART_LIMIT_TEXT = SINGLE_LIMIT_TEXT;
 
 export type { PlanName } from '../shared/plan-name.js';
 
@@ -13,6 +23,8 @@ export interface PlanLimits {
   rateLimitBurst: number;
   presignedUpload: boolean;
   passwordPages: boolean;
+  /** Webhook endpoints. */
+  webhooks: number;
 }
 
 const GB = 1_000_000_000;
@@ -29,6 +41,7 @@ export const PLANS: Record<PlanName, PlanLimits> = {
     rateLimitBurst: 200,
     presignedUpload: false,
     passwordPages: false,
+    webhooks: 2,
   },
   pro: {
     storageBytes: 50 * GB,
@@ -40,6 +53,7 @@ export const PLANS: Record<PlanName, PlanLimits> = {
     rateLimitBurst: 200,
     presignedUpload: true,
     passwordPages: true,
+    webhooks: 20,
   },
 };
 
@@ -55,11 +69,14 @@ export function isPlanName(s: string): s is PlanName {
   return s === 'free' || s === 'pro';
 }
 
-/** Size limits of the Limits table. */
+/**
+ * Size limits of the Limits table. The upload sizes are binary (src/shared/upload-limits.ts):
+ * 10 MiB, 500 MiB and 5 GiB.
+ */
 export const LIMITS = {
-  multipartBytes: 500 * 1_000_000,
-  jsonDecodedBytes: 10 * 1_000_000,
-  presignedBytes: 5 * 1024 * 1024 * 1024,
+  multipartBytes: SINGLE_UPLOAD_BYTES,
+  jsonDecodedBytes: INLINE_UPLOAD_BYTES,
+  presignedBytes: LARGE_UPLOAD_BYTES,
   metadataBytes: 8 * 1024,
   /** `metadata.<key>=<value>` filters in one list query (AND-ed). */
   metadataFilters: 8,

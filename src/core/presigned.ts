@@ -3,15 +3,14 @@ import type { ArtifactRow } from '../ports/metadata-store.js';
 import type { ArtifactRecord, UploadReceipt, UploadTicket } from '../wire/artifacts.js';
 import type { CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
-import { checkArtifactId, requireReadable, settleExpiry } from './lifecycle.js';
+import { checkArtifactId, requireReadable } from './lifecycle.js';
 import { activatePending, fillPending } from './pending-artifacts.js';
-import { LIMITS, PLANS } from './plans.js';
+import { LARGE_LIMIT_TEXT, LIMITS, MULTIPART_LIMIT_TEXT, PLANS } from './plans.js';
 import { artifactRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
-import { buildArtifactRow, sealed, type UploadRequest, type UploadService } from './upload.js';
+import type { UploadRequest, UploadService } from './upload.js';
 import { type ReleaseSlot, UPLOAD_SLOT_AFTER_BYTES, type UploadSlots } from './upload-slots.js';
-import { optionalLabel } from './validation.js';
 
 const UPLOAD_PURPOSE = 'presigned-upload';
 /** How long the PUT URL stays valid. */
@@ -45,44 +44,76 @@ export class PresignedUploadService {
   ) {}
 
   async requestUrl(caller: Caller, req: UploadUrlRequest): Promise<UploadTicket> {
-    const { tenantStore, artifactStore, blobs, clock, signer, origins, upgradeUrl } = this.deps;
-    await settleExpiry(this.deps, caller.tenant.id);
-    const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
-    const plan = PLANS[tenant.plan];
-    if (!plan.presignedUpload) {
+    return (await this.reserve(caller, req, undefined)).ticket;
+  }
+
+  /**
+   * A pending artifact and its PUT URL. With an Idempotency-Key, a repeat within 24 hours reserves
+   * nothing new: it answers the first reservation with a fresh URL while that one is pending.
+   */
+  async reserve(
+    caller: Caller,
+    req: UploadUrlRequest,
+    idempotencyKey: string | undefined,
+  ): Promise<{ ticket: UploadTicket; replayed: boolean }> {
+    // Namespaced: the same key on a direct or tus upload must not replay this answer (or the reverse).
+    const key = idempotencyKey === undefined ? undefined : `upload-url:${idempotencyKey}`;
+    const earlier = await this.uploads.replay(caller, key);
+    if (earlier) return { ticket: await this.replayedTicket(caller, earlier.body), replayed: true };
+    const { upgradeUrl } = this.deps;
+    const created = await this.uploads.createPending(caller, req, {
+      sizeFor: (plan) => {
+        if (!PLANS[plan].presignedUpload) {
+          throw new CairnError(
+            'quota_exceeded',
+            `Presigned uploads are a Pro feature; use a multipart upload (up to ${MULTIPART_LIMIT_TEXT}).`,
+            { upgradeUrl },
+          );
+        }
+        const size = req.sizeBytes;
+        if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > LIMITS.presignedBytes) {
+          throw invalid(`size_bytes must be a whole number of bytes from 1 to ${LARGE_LIMIT_TEXT}`);
+        }
+        return size;
+      },
+      idempotency:
+        key === undefined
+          ? undefined
+          : { key, response: (row) => ({ status: 201, body: JSON.stringify({ artifact_id: row.id }) }) },
+    });
+    if (created.kind === 'replay') {
+      return { ticket: await this.replayedTicket(caller, created.response.body), replayed: true };
+    }
+    return { ticket: await this.ticketFor(created.row), replayed: false };
+  }
+
+  /** The reservation an Idempotency-Key made, with a fresh URL, while it is still pending. */
+  private async replayedTicket(caller: Caller, body: string): Promise<UploadTicket> {
+    const id = (JSON.parse(body) as { artifact_id?: unknown }).artifact_id;
+    const row = typeof id === 'string' ? await this.deps.artifactStore.getArtifact(caller.tenant.id, id) : null;
+    if (row?.status !== 'pending' || row.createdAt + PENDING_RETENTION_MS <= this.deps.clock.now()) {
       throw new CairnError(
-        'quota_exceeded',
-        'Presigned uploads are a Pro feature; use a multipart upload (up to 500 MB).',
-        {
-          upgradeUrl,
-        },
+        'upload_not_found',
+        `The upload this Idempotency-Key reserved (${String(id)}) is no longer pending: completed, deleted, or ` +
+          `released after 24 hours. GET /v1/artifacts/${String(id)} shows its record if it was completed; send a ` +
+          'new key to reserve another',
       );
     }
-    const size = req.sizeBytes;
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > LIMITS.presignedBytes) {
-      throw invalid(`size_bytes must be an integer from 1 to ${LIMITS.presignedBytes} (5 GiB).`);
-    }
-    const now = clock.now();
-    const row = buildArtifactRow(
-      tenant.id,
-      tenant.plan,
-      req,
-      { sizeBytes: size, sha256: '' },
-      now,
-      upgradeUrl,
-      'pending',
-    );
-    if (tenant.storageBytes + size > plan.storageBytes) throw this.uploads.storageFull(tenant.plan);
-    const session = optionalLabel(req.sessionId, 'session_id');
-    if (session !== null && (await artifactStore.getSession(tenant.id, session))?.sealedAt != null)
-      throw sealed(session);
-    await artifactStore.insertArtifact({ artifact: row, storageLimitBytes: plan.storageBytes });
+    return this.ticketFor(row);
+  }
 
-    const expiresAt = Math.floor(now / 1000) + UPLOAD_URL_SECONDS;
+  /** Where to PUT a pending artifact's bytes, signed for UPLOAD_URL_SECONDS from now. */
+  private async ticketFor(row: ArtifactRow): Promise<UploadTicket> {
+    const { blobs, signer, origins, clock } = this.deps;
+    const expiresAt = Math.floor(clock.now() / 1000) + UPLOAD_URL_SECONDS;
     let url: string;
     let headers: Record<string, string> = {};
     if (blobs.presignUpload) {
-      ({ url, headers } = await blobs.presignUpload(landingKey(tenant.id, row.id), size, UPLOAD_URL_SECONDS));
+      ({ url, headers } = await blobs.presignUpload(
+        landingKey(row.tenantId, row.id),
+        row.sizeBytes,
+        UPLOAD_URL_SECONDS,
+      ));
     } else {
       url = `${origins.api}/v1/uploads/${row.id}?exp=${expiresAt}&sig=${signer.sign(UPLOAD_PURPOSE, row.id, expiresAt)}`;
     }

@@ -26,6 +26,15 @@ export function artifactRecord(row: ArtifactRow, page: PageRow | null, origins: 
   };
 }
 
+/**
+ * A pending artifact as its owner's GET shows it: the record it will have (size as declared;
+ * content_hash empty until the bytes arrive), plus `status: "pending"` and `held_until`, after
+ * which an upload never completed is released. Active records carry neither field.
+ */
+export function pendingRecord(row: ArtifactRow, heldUntil: number, origins: Origins): ArtifactRecord {
+  return { ...artifactRecord(row, null, origins), status: 'pending', held_until: toIso(heldUntil) };
+}
+
 export function sessionRecord(row: SessionRow): SessionRecord {
   return {
     session_id: row.sessionId,

@@ -2,17 +2,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LandResult } from '../ports/blob-store.js';
-import type { ArtifactRow } from '../ports/metadata-store.js';
 import type { ResumableRow, ResumableSegment } from '../ports/resumable-upload-store.js';
 import type { CoreDeps } from './context.js';
 import { CairnError, unavailable } from './errors.js';
 import { ARTIFACT_ID } from './ids.js';
 import { activatePending, fillPending } from './pending-artifacts.js';
-import { LIMITS, PLANS, type PlanName } from './plans.js';
+import { PLANS } from './plans.js';
 import { PENDING_RETENTION_MS } from './presigned.js';
 import { type Checksum, checkLength, hashing } from './resumable-checks.js';
 import type { Caller } from './tenants.js';
-import { buildArtifactRow, type UploadRequest, type UploadService } from './upload.js';
+import type { UploadRequest, UploadService } from './upload.js';
 import { UploadLeases } from './upload-lease.js';
 
 /** An unfinished resumable upload is gone this long after its creation (tus `Upload-Expires`). */
@@ -77,54 +76,48 @@ export class ResumableUploadService {
     req: ResumableCreateRequest,
     idempotencyKey: string | undefined,
   ): Promise<{ state: ResumableState; replayed: boolean }> {
-    const { tenantStore, resumables, clock, upgradeUrl } = this.deps;
     // Namespaced: the same key on a direct upload must not replay this answer (or the reverse).
     const key = idempotencyKey === undefined ? undefined : `tus:${idempotencyKey}`;
     const earlier = await this.uploads.replay(caller, key);
     if (earlier) return { state: await this.replayedState(caller, earlier.body), replayed: true };
 
-    await this.uploads.precheck(caller, req);
-    const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
-    const length = checkLength(req.lengthBytes, tenant.plan, upgradeUrl);
+    const { resumables, clock, upgradeUrl } = this.deps;
     const now = clock.now();
-    const row = buildArtifactRow(
-      tenant.id,
-      tenant.plan,
-      req,
-      { sizeBytes: length, sha256: '' },
-      now,
-      upgradeUrl,
-      'pending',
-    );
     const expiresAt = now + RESUMABLE_RETENTION_MS;
-    // The upload's row first: a crash before the artifact leaves only a row that expires.
-    // Unfinished uploads hold bytes too: their lengths are reserved against the storage quota, and
-    // a tenant has at most MAX_OPEN_UPLOADS of them, so uploads never finished cannot fill a disk.
-    // The store checks both and inserts in one step, so concurrent creations cannot pass them.
-    const opened = await resumables.createResumable(
-      { id: row.id, tenantId: tenant.id, lengthBytes: length, createdAt: now, expiresAt },
-      { maxOpen: MAX_OPEN_UPLOADS, storageLimitBytes: PLANS[tenant.plan].storageBytes },
-    );
-    if (opened === 'too_many') {
-      throw new CairnError(
-        'quota_exceeded',
-        `At most ${MAX_OPEN_UPLOADS} resumable uploads may be unfinished at once; finish one, or DELETE it to abandon it.`,
-      );
-    }
-    if (opened === 'storage_full') throw this.uploads.storageFull(tenant.plan);
-    const inserted = await this.insertPending(row, tenant.plan, key, now).catch(async (err: unknown) => {
-      await resumables.deleteResumable(tenant.id, row.id);
-      throw err;
+    const pending = await this.uploads.createPending(caller, req, {
+      sizeFor: (plan) => checkLength(req.lengthBytes, plan, upgradeUrl),
+      idempotency:
+        key === undefined
+          ? undefined
+          : { key, response: (row) => ({ status: 201, body: JSON.stringify({ upload_id: row.id }) }) },
+      // The upload's row first: a crash before the artifact leaves only a row that expires.
+      // Unfinished uploads hold bytes too: their lengths are reserved against the storage quota, and
+      // a tenant has at most MAX_OPEN_UPLOADS of them, so uploads never finished cannot fill a disk.
+      // The store checks both and inserts in one step, so concurrent creations cannot pass them.
+      reserve: async (row, plan) => {
+        const opened = await resumables.createResumable(
+          { id: row.id, tenantId: row.tenantId, lengthBytes: row.sizeBytes, createdAt: now, expiresAt },
+          { maxOpen: MAX_OPEN_UPLOADS, storageLimitBytes: PLANS[plan].storageBytes },
+        );
+        if (opened === 'too_many') {
+          throw new CairnError(
+            'quota_exceeded',
+            `At most ${MAX_OPEN_UPLOADS} resumable uploads may be unfinished at once; finish one, or DELETE it to abandon it.`,
+          );
+        }
+        if (opened === 'storage_full') throw this.uploads.storageFull(plan);
+        return () => resumables.deleteResumable(row.tenantId, row.id);
+      },
     });
-    if (inserted.kind === 'replay') {
-      // A concurrent creation with the same key won: this one's row goes, its upload is the answer.
-      await resumables.deleteResumable(tenant.id, row.id);
-      return { state: await this.replayedState(caller, inserted.response.body), replayed: true };
+    // A concurrent creation with the same key won: its upload is the answer.
+    if (pending.kind === 'replay') {
+      return { state: await this.replayedState(caller, pending.response.body), replayed: true };
     }
+    const { row } = pending;
     const created: ResumableRow = {
       id: row.id,
-      tenantId: tenant.id,
-      lengthBytes: length,
+      tenantId: row.tenantId,
+      lengthBytes: row.sizeBytes,
       offsetBytes: 0,
       segments: [],
       createdAt: now,
@@ -133,24 +126,8 @@ export class ResumableUploadService {
       leaseUntil: null,
     };
     // An empty file is complete as soon as it exists (tus allows Upload-Length: 0).
-    if (length === 0) return { state: await this.finish(created), replayed: false };
+    if (row.sizeBytes === 0) return { state: await this.finish(created), replayed: false };
     return { state: toState(created), replayed: false };
-  }
-
-  private insertPending(row: ArtifactRow, plan: PlanName, key: string | undefined, now: number) {
-    return this.deps.artifactStore.insertArtifact({
-      artifact: row,
-      storageLimitBytes: PLANS[plan].storageBytes,
-      ...(key === undefined
-        ? {}
-        : {
-            idempotency: {
-              key,
-              notBefore: now - LIMITS.idempotencySeconds * 1000,
-              response: { status: 201, body: JSON.stringify({ upload_id: row.id }) },
-            },
-          }),
-    });
   }
 
   private async replayedState(caller: Caller, body: string): Promise<ResumableState> {
@@ -281,7 +258,7 @@ export class ResumableUploadService {
     });
   }
 
-  /** DELETE (termination): the upload and its pieces go; its pending artifact is purged later, unseen. */
+  /** DELETE (termination): the upload, its pending artifact and its pieces go. */
   async terminate(caller: Caller, id: string): Promise<void> {
     const { resumables } = this.deps;
     // Under the lease: a PATCH or HEAD finishing the upload meanwhile would make it an artifact
@@ -303,6 +280,8 @@ export class ResumableUploadService {
       throw none();
     }
     if (!(await resumables.deleteResumable(caller.tenant.id, id))) throw none();
+    // Its pending artifact goes with it: its owner's GET shows a pending upload, and this one is over.
+    await this.deps.artifactStore.dropPending(caller.tenant.id, id);
     await this.dropPieces(leased.row.segments);
   }
 

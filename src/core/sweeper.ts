@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS } from './blob-claims.js';
 import type { CoreDeps } from './context.js';
 import { blobKey } from './context.js';
+import { DEFAULT_EVENT_RETENTION_SECONDS } from './events.js';
 import { LIMITS } from './plans.js';
 import { PENDING_RETENTION_MS } from './presigned.js';
 
@@ -19,6 +20,10 @@ export interface SweepReport {
   landingsSwept: number;
   /** Staging left on the local disk by processes that stopped (a crash) after this one started. */
   stagingSwept: number;
+  /** Events older than their retention (7 days by default). */
+  eventsPurged: number;
+  /** Webhook delivery log rows older than the events' retention. */
+  deliveriesPurged: number;
 }
 
 export { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS };
@@ -26,7 +31,16 @@ export { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS };
 /** The ports and settings this service uses, of CoreDeps. */
 export type SweeperDeps = Pick<
   CoreDeps,
-  'artifactStore' | 'sweeperStore' | 'resumables' | 'blobs' | 'clock' | 'log' | 'observer'
+  | 'artifactStore'
+  | 'sweeperStore'
+  | 'eventStore'
+  | 'webhookStore'
+  | 'eventRetentionMs'
+  | 'resumables'
+  | 'blobs'
+  | 'clock'
+  | 'log'
+  | 'observer'
 >;
 
 /**
@@ -49,9 +63,10 @@ export class Sweeper {
     const { sweeperStore, artifactStore, blobs, clock } = this.deps;
     const now = clock.now();
     const retention = LIMITS.softDeleteRetentionSeconds * 1000;
+    const eventRetention = this.deps.eventRetentionMs ?? DEFAULT_EVENT_RETENTION_SECONDS * 1000;
     const report: SweepReport = {
       expired: await this.drain((n) => artifactStore.expireArtifacts(now, n)),
-      purged: await this.drain((n) => sweeperStore.purgeArtifacts(now - retention, now - retention, n)),
+      purged: await this.drain((n) => sweeperStore.purgeArtifacts(now - retention, now - retention, n, now)),
       // Before the orphan mark, so the bytes of an abandoned upload start their grace period now.
       pendingPurged: await this.drain((n) => sweeperStore.purgePendingUploads(now - PENDING_RETENTION_MS, n)),
       resumablesPurged: await this.drain((n) => this.purgeResumables(now, n)),
@@ -69,6 +84,8 @@ export class Sweeper {
       // pieces of resumable uploads are landings too, and expire with the same retention.
       landingsSwept: await blobs.sweepLandings(now - PENDING_RETENTION_MS),
       stagingSwept: blobs.sweepStaging ? await blobs.sweepStaging() : 0,
+      eventsPurged: await this.drain((n) => this.deps.eventStore.purgeEvents(now - eventRetention, n)),
+      deliveriesPurged: await this.drain((n) => this.deps.webhookStore.purgeDeliveries(now - eventRetention, n)),
     };
     for (let i = 0; i < this.maxBatches; i++) {
       const claimedAt = clock.now();

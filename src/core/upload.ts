@@ -13,20 +13,10 @@ import { LIMITS, PLANS, type PlanName } from './plans.js';
 import { artifactRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { expiresAtFor } from './ttl.js';
+import type { UploadRequest } from './upload-request.js';
 import { checkContentType, checkFilename, checkMetadata, optionalLabel, parseBooleanFlag } from './validation.js';
 
-/** Upload fields as they arrive from any edge, not yet validated. */
-export interface UploadRequest {
-  filename?: unknown;
-  contentType?: unknown;
-  /** The type the transport labelled the bytes with (a multipart part's Content-Type). */
-  partType?: string;
-  sessionId?: unknown;
-  agentId?: unknown;
-  ttl?: unknown;
-  metadata?: unknown;
-  transcript?: unknown;
-}
+export type { UploadRequest } from './upload-request.js';
 
 export interface UploadResult extends IdempotentResponse {
   replayed: boolean;
@@ -98,16 +88,73 @@ export class UploadService {
 
   /** Fails fast on what is already known, so a doomed upload is refused before its bytes are read. */
   async precheck(caller: Caller, req: UploadRequest): Promise<void> {
-    const { artifactStore, tenantStore } = this.deps;
+    const { tenantStore } = this.deps;
     const session = optionalLabel(req.sessionId, 'session_id');
     if (req.ttl !== undefined) expiresAtFor(req.ttl, caller.tenant.plan, this.deps.clock.now(), this.deps.upgradeUrl);
-    if (session !== null) {
-      const row = await artifactStore.getSession(caller.tenant.id, session);
-      if (row?.sealedAt != null) throw sealed(session);
-    }
+    await this.refuseSealed(caller.tenant.id, session);
     await settleExpiry(this.deps, caller.tenant.id);
     const tenant = await tenantStore.getTenant(caller.tenant.id);
     if (tenant && tenant.storageBytes >= PLANS[tenant.plan].storageBytes) throw this.storageFull(tenant.plan);
+  }
+
+  /** A sealed session takes no more uploads: checked before the bytes, and again before the row lands. */
+  private async refuseSealed(tenantId: string, session: string | null): Promise<void> {
+    if (session !== null && (await this.deps.artifactStore.getSession(tenantId, session))?.sealedAt != null) {
+      throw sealed(session);
+    }
+  }
+
+  /**
+   * The artifact of an upload whose bytes come later (presigned and resumable), as a pending row:
+   * the size the client declared, checked for the plan by `opts.sizeFor`, every field validated,
+   * the session not sealed, the storage quota not exceeded by the declared size; then `reserve`
+   * (what the upload needs beside the row) and the insert, with the idempotency record when a key
+   * is given. A repeat of that key answers the earlier response and undoes `reserve`.
+   */
+  async createPending(caller: Caller, req: UploadRequest, opts: PendingOptions): Promise<PendingResult> {
+    const { tenantStore, artifactStore, clock, upgradeUrl } = this.deps;
+    await settleExpiry(this.deps, caller.tenant.id);
+    const tenant = (await tenantStore.getTenant(caller.tenant.id)) ?? caller.tenant;
+    const size = opts.sizeFor(tenant.plan);
+    const now = clock.now();
+    const row = buildArtifactRow(
+      tenant.id,
+      tenant.plan,
+      req,
+      { sizeBytes: size, sha256: '' },
+      now,
+      upgradeUrl,
+      'pending',
+    );
+    await this.refuseSealed(tenant.id, row.sessionId);
+    const limit = PLANS[tenant.plan].storageBytes;
+    if (tenant.storageBytes >= limit || tenant.storageBytes + size > limit) throw this.storageFull(tenant.plan);
+    const undo = opts.reserve ? await opts.reserve(row, tenant.plan) : null;
+    let inserted: Awaited<ReturnType<typeof artifactStore.insertArtifact>>;
+    try {
+      inserted = await artifactStore.insertArtifact({
+        artifact: row,
+        storageLimitBytes: limit,
+        ...(opts.idempotency === undefined
+          ? {}
+          : {
+              idempotency: {
+                key: opts.idempotency.key,
+                notBefore: now - LIMITS.idempotencySeconds * 1000,
+                response: opts.idempotency.response(row),
+              },
+            }),
+      });
+    } catch (err) {
+      await undo?.();
+      throw err;
+    }
+    if (inserted.kind === 'replay') {
+      // A concurrent creation with the same key won: its answer is this one's.
+      await undo?.();
+      return { kind: 'replay', response: inserted.response };
+    }
+    return { kind: 'created', row };
   }
 
   stage(source: Readable, maxBytes: number): Promise<StagedBlob> {
@@ -150,9 +197,7 @@ export class UploadService {
     const row = this.buildRow(tenant.id, tenant.plan, req, staged, now);
     const limit = PLANS[tenant.plan].storageBytes;
     // A session field that came after the file part was not prechecked: refuse before the bytes land.
-    if (row.sessionId !== null && (await artifactStore.getSession(tenant.id, row.sessionId))?.sealedAt != null) {
-      throw sealed(row.sessionId);
-    }
+    await this.refuseSealed(tenant.id, row.sessionId);
 
     if (tenant.storageBytes + staged.sizeBytes > limit && !(await artifactStore.blobIsLive(tenant.id, staged.sha256))) {
       throw this.storageFull(tenant.plan);
@@ -240,6 +285,18 @@ export class UploadService {
     );
   }
 }
+
+/** How `createPending` is told what differs between presigned and resumable uploads. */
+export interface PendingOptions {
+  /** The declared size in bytes, checked against what the plan allows (throws when it is not). */
+  sizeFor(plan: PlanName): number;
+  /** The (namespaced) Idempotency-Key and the response a repeat of it replays. */
+  idempotency?: { key: string; response(row: ArtifactRow): IdempotentResponse };
+  /** Reserves what the upload needs beside its row, before the insert; returns how to undo it. */
+  reserve?(row: ArtifactRow, plan: PlanName): Promise<() => Promise<unknown>>;
+}
+
+export type PendingResult = { kind: 'created'; row: ArtifactRow } | { kind: 'replay'; response: IdempotentResponse };
 
 export const sealed = (session: string) =>
   new CairnError('session_sealed', `Session ${session} is sealed; it accepts no more uploads.`);

@@ -35,6 +35,8 @@ export interface ListenerOptions {
    * CAIRN_UPLOAD_IDLE_TIMEOUT_SECONDS; see bodyIdleTimeout).
    */
   bodyIdleTimeoutSeconds?: number;
+  /** Seconds between an event stream's heartbeats (the API listener; default 15). */
+  eventHeartbeatSeconds?: number;
   /** Counts the listener's requests for the metrics listener (absent: nothing counted). */
   metrics?: ListenerMetrics | undefined;
   /** Extra route groups added by later features (the API's hosted dashboard, OAuth and MCP). */

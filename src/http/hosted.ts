@@ -8,6 +8,7 @@ import { artifactRoutes } from './dashboard/artifact-routes.js';
 import { authRoutes } from './dashboard/auth-routes.js';
 import { DashboardContext } from './dashboard/context.js';
 import { DASHBOARD_CSS, DASHBOARD_CSS_PATH } from './dashboard/styles.js';
+import { faviconRoute } from './favicon.js';
 import { isLoopbackBind } from './mcp/origin-guard.js';
 import { hostedMcpRoutes } from './mcp/routes.js';
 import { authorizeRoutes } from './oauth/authorize-routes.js';
@@ -39,6 +40,7 @@ export function hostedPlugin(accounts: Accounts, config: Pick<Config, 'host' | '
           .send(DASHBOARD_CSS),
       );
       scope.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 303));
+      faviconRoute(scope);
       authRoutes(scope, ctx);
       accountRoutes(scope, ctx);
       artifactRoutes(scope, ctx);

@@ -6,6 +6,9 @@ import type { FastifyInstance } from 'fastify';
  */
 export const LOCKED_DOWN_CSP = "default-src 'none'; sandbox; frame-ancestors 'none'";
 
+/** A page of our own with its inline style sheet (a dead link's notice): the same, with that style. */
+export const NOTICE_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox; frame-ancestors 'none'";
+
 /**
  * Headers on every response of the viewer and content origins, error and 404 answers included:
  * no MIME sniffing, no indexing, and a Content-Security-Policy (a route's own policy wins).

@@ -125,6 +125,12 @@ export const ttl = z
     'Time to live, e.g. "7d": a count of seconds, minutes, hours or days ("3600s", "90m", "24h", "7d"), or "never" ' +
       '(the longest the plan allows: 90 days Free, 365 days Pro). Default 30d.',
   );
+/** An Idempotency-Key as the API takes it. */
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[\x21-\x7e]+$/, 'must be 1-256 printable ASCII characters without spaces, e.g. a UUID');
 export const limit = z.number().int().min(1).max(200).describe('Page size, 1-200 (default 50), e.g. 20.');
 export const cursor = z.string().min(1).describe('next_cursor from the previous page (opaque; pass it unchanged).');
 /**

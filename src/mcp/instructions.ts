@@ -60,7 +60,9 @@ function gating(mode: GatingMode): string {
         'for good; this MCP host did not declare that it can ask the user to confirm such actions (the MCP ' +
         'elicitation capability), and the server was not started with --allow-destructive. To share a file, ' +
         'publish it as a web page with publish_artifact: the page stays up for anyone with its URL until ' +
-        'unpublish_artifact takes it down, so tell the user. When the user wants a download link, a revoked ' +
+        'unpublish_artifact takes it down, so tell the user. A page has no expiry, so it cannot meet a ' +
+        'time-limited request ("a link for 24 hours"): say so, and do not offer a page instead. When the user ' +
+        'wants a download link, a revoked ' +
         'link, a deletion or a sealed session, tell them how to allow it: restart the Cairn MCP server with `cairn mcp ' +
         '--allow-destructive` (a command-line flag: it cannot be turned on from here), or use an MCP host that ' +
         'supports elicitation; or do it themselves with the cairn CLI (`cairn link`, `cairn unlink`, `cairn rm`, ' +

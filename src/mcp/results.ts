@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CairnError } from 'cairn-store-sdk';
 import type { ZodError, ZodTypeAny } from 'zod';
+import { withoutFinalPeriod } from '../shared/cairn-error.js';
 import type { ToolDef } from './context.js';
 import { PathRefusedError } from './paths.js';
 
@@ -109,20 +110,26 @@ export function failureFrom(err: unknown, ctx: FailureContext = {}): CallToolRes
   if (err.status >= 500 || err.status === 0) {
     if (ctx.ambiguous) {
       return fail(
-        `The outcome is ambiguous: the request failed (${err.code}: ${err.message}) after it may have reached ` +
+        `The outcome is ambiguous: the request failed (${err.code}: ${withoutFinalPeriod(err.message)}) after it may have reached ` +
           `the server, so it may or may not have taken effect. Do NOT retry it. ${ctx.ambiguous.verify} ` +
           'If you cannot tell, escalate to the user.',
         { ...base, retry_hint: 'verify_state' },
       );
     }
-    return fail(`Cairn failed (${err.code}): ${err.message} It is safe to try again later.`, {
+    const key = typeof ctx.meta?.idempotency_key === 'string' ? ctx.meta.idempotency_key : null;
+    const again =
+      key === null
+        ? 'It is safe to try again later.'
+        : `It is safe to try again later with the same idempotency_key (${key}): a repeat with it never stores or ` +
+          'reserves a second time, and returns what the first attempt made if it did reach Cairn.';
+    return fail(`Cairn failed (${err.code}): ${sentence(err.message)} ${again}`, {
       ...base,
       retry_hint: 'retry_later',
     });
   }
   if (err.status === 401 && isSuspension(err)) {
     return fail(
-      `Cairn refused the call: this account is suspended (${err.message}). The API key is fine; ` +
+      `Cairn refused the call: this account is suspended (${withoutFinalPeriod(err.message)}). The API key is fine; ` +
         'ask the user to contact the Cairn operator. Retrying will not help.',
       { ...base, retry_hint: 'do_not_retry' },
     );
@@ -130,27 +137,45 @@ export function failureFrom(err: unknown, ctx: FailureContext = {}): CallToolRes
   if (err.status === 401) {
     const key = ctx.keyHint ? `the API key ending in …${ctx.keyHint}` : 'the API key';
     return fail(
-      `Authentication failed: Cairn rejected ${key} (${err.message}). ` +
+      `Authentication failed: Cairn rejected ${key} (${withoutFinalPeriod(err.message)}). ` +
         'Ask the user to check CAIRN_API_KEY (or SERVICE_API_KEY) in the MCP server configuration.',
       { ...base, retry_hint: 'do_not_retry' },
     );
   }
   if (err.status === 429) {
     const wait = err.retryAfter ?? 1;
-    return fail(`Rate limited (${err.message}). Wait ${wait} s, then repeat the call.`, {
+    return fail(`Rate limited (${withoutFinalPeriod(err.message)}). Wait ${wait} s, then repeat the call.`, {
       ...base,
       retry_hint: 'retry_after',
       retry_after_seconds: wait,
     });
   }
   const upgrade = err.upgradeUrl ? ` Upgrade: ${err.upgradeUrl}` : '';
-  const hint: RetryHint = err.status === 403 || err.status === 410 ? 'do_not_retry' : 'fix_arguments';
-  const message = toolMessage(err, ctx.args ?? {}) ?? err.message;
+  const hint: RetryHint =
+    err.status === 403 || err.status === 410 || isHtmlPasswordRefusal(err) ? 'do_not_retry' : 'fix_arguments';
+  const message = sentence(toolMessage(err, ctx.args ?? {}) ?? err.message);
   return fail(`${err.code}: ${message}${upgrade}`, {
     ...base,
     retry_hint: hint,
     ...(err.upgradeUrl ? { upgrade_url: err.upgradeUrl } : {}),
   });
+}
+
+/**
+ * A message as one sentence ending with a period, whether it came with one (the hosted server's
+ * core errors) or without (the API's envelope drops its final period).
+ */
+function sentence(message: string): string {
+  const trimmed = message.trimEnd();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
+/**
+ * A password page refused for an HTML artifact: no argument fixes that for this artifact (the
+ * message names what does), so it is not an invitation to try again.
+ */
+function isHtmlPasswordRefusal(err: { code: string; message: string }): boolean {
+  return err.code === 'invalid_request' && err.message.startsWith('Password access is not available for HTML');
 }
 
 /**

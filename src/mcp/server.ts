@@ -15,7 +15,9 @@ import type { CairnApi, ToolContext, ToolDef, Where } from './context.js';
 import { askToConfirm, canElicit, hiddenToolRefusal } from './elicit-confirm.js';
 import { type GatingMode, instructionsAtInitialize, localInstructions } from './instructions.js';
 import type { OpenedFile } from './paths.js';
+import { portableSchema } from './portable-schema.js';
 import { listResources, RESOURCE_TEMPLATES, readResource } from './resources.js';
+import { type EventFollower, installSubscriptions } from './subscriptions.js';
 import { runTool, TOOLS, TOOLS_BY_NAME } from './tools.js';
 
 /** The MCP surface's own version line (spec: stable at 1.x, no breaking change without v2). */
@@ -31,6 +33,8 @@ export interface LocalServerOptions {
   audit: (line: string) => void;
   /** The folders `path` uploads may read, named in the instructions. */
   pathRoots?: readonly string[];
+  /** Follows the change feed for `resources/subscribe` (absent: no subscriptions). */
+  events?: EventFollower;
 }
 
 /** A tool as `tools/list` shows it (shared with the hosted server). */
@@ -45,7 +49,9 @@ export function toolListing(
     name: tool.name,
     title: tool.title,
     description: typeof tool.description === 'string' ? tool.description : tool.description(listed, where),
-    inputSchema: toJsonSchemaCompat(input, { strictUnions: true, pipeStrategy: 'input' }) as Tool['inputSchema'],
+    inputSchema: portableSchema(
+      toJsonSchemaCompat(input, { strictUnions: true, pipeStrategy: 'input' }) as Record<string, unknown>,
+    ) as Tool['inputSchema'],
     annotations: { title: tool.title, ...tool.annotations },
     _meta: { 'cairn/tier': tool.tier },
   };
@@ -71,7 +77,10 @@ function subject(args: unknown): Record<string, unknown> {
 export function createLocalServer(opts: LocalServerOptions): Server {
   const server = new Server(
     { name: 'cairn', title: 'Cairn', version: MCP_SERVER_VERSION },
-    { capabilities: { tools: {}, resources: {} }, instructions: localInstructions('hidden', opts.pathRoots) },
+    {
+      capabilities: { tools: {}, resources: opts.events ? { subscribe: true } : {} },
+      instructions: localInstructions('hidden', opts.pathRoots),
+    },
   );
 
   const mode = (): GatingMode => {
@@ -133,5 +142,13 @@ export function createLocalServer(opts: LocalServerOptions): Server {
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await listResources(context()) }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
   server.setRequestHandler(ReadResourceRequestSchema, (req) => readResource(req.params.uri, context()));
+  if (opts.events) {
+    const subscriptions = installSubscriptions(server, opts.events);
+    const closing = server.onclose;
+    server.onclose = () => {
+      subscriptions.close();
+      closing?.();
+    };
+  }
   return server;
 }

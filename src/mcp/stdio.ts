@@ -3,6 +3,7 @@ import path from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CairnClient } from 'cairn-store-sdk';
 import { CAIRN_VERSION } from 'cairn-store-sdk/internal';
+import { INLINE_UPLOAD_BYTES } from '../shared/upload-limits.js';
 import { PathConfinement, parseAllowPaths } from './paths.js';
 import { createLocalServer, MCP_SERVER_VERSION } from './server.js';
 
@@ -19,6 +20,14 @@ export interface StdioOptions {
   /** --allow-destructive (command line only). */
   allowDestructive: boolean;
 }
+
+/**
+ * The longest JSON-RPC message stdin may carry. The SDK's default, 10 MiB, is less than a
+ * store_artifact of a 10 MiB file in base64 (about 14 MB), and a message over it closes the
+ * connection without a word; this takes that, or 10 MiB of `text` with every other character
+ * escaped, with room for the rest of the call.
+ */
+const MAX_MESSAGE_BYTES = 2 * Math.ceil((INLINE_UPLOAD_BYTES * 4) / 3) + 256 * 1024;
 
 /** A startup problem the CLI reports with exit code 2. */
 export class McpStartupError extends Error {}
@@ -64,8 +73,9 @@ export async function runStdioServer(opts: StdioOptions, env: NodeJS.ProcessEnv 
     allowDestructive: opts.allowDestructive,
     audit: (line) => process.stderr.write(`${line}\n`),
     pathRoots: confinement.roots,
+    events: client,
   });
-  const transport = new StdioServerTransport();
+  const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES });
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());

@@ -1,15 +1,28 @@
+import type { FileHandle } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { type ArtifactRecord, CairnError, type UploadStreamOptions } from 'cairn-store-sdk';
-import { nodeCrypto } from 'cairn-store-sdk/internal';
+import {
+  type ArtifactRecord,
+  CairnError,
+  scanTranscriptText,
+  type TranscriptModels,
+  type UploadStreamOptions,
+  withTranscriptModels,
+} from 'cairn-store-sdk';
+import { nodeCrypto, TranscriptModelScanner } from 'cairn-store-sdk/internal';
 import { z } from 'zod';
 import { decodeBase64Text } from '../shared/base64.js';
-import { agentId, defineTool, metadataObject, sessionId, type ToolContext, ttl } from './context.js';
+import {
+  INLINE_LIMIT_TEXT,
+  INLINE_UPLOAD_BYTES,
+  SINGLE_LIMIT_TEXT,
+  SINGLE_UPLOAD_BYTES,
+} from '../shared/upload-limits.js';
+import { agentId, defineTool, idempotencyKey, metadataObject, sessionId, type ToolContext, ttl } from './context.js';
 import { exampleCall, fail, failureFrom, invalid, ok } from './results.js';
 import { secretChecked } from './secret-content.js';
 
-const JSON_UPLOAD_MAX = 10 * 1024 * 1024;
-const PATH_UPLOAD_MAX = 500 * 1024 * 1024;
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /** agent_id default: the connected client's name made into a valid label, else `mcp`. */
@@ -26,20 +39,22 @@ export const storeArtifact = defineTool({
   title: 'Store an artifact',
   description: (_listed, where) =>
     'Save a file to Cairn so it outlives this conversation: reports, generated code, images, datasets, ' +
-    'transcripts. Give `filename` and exactly one of ' +
+    'transcripts. Give exactly one of ' +
     (where === 'local'
-      ? '`text` (UTF-8 text as is), `content` (base64 bytes; both up to 10 MB) or `path` (a local file under ' +
-        'the folders the user allowed, up to 500 MB; streamed from disk, so prefer it for anything already on disk). '
-      : '`text` (UTF-8 text as is) or `content` (base64 bytes), up to 10 MB. ') +
+      ? `\`text\` (UTF-8 text as is), \`content\` (base64 bytes; both up to ${INLINE_LIMIT_TEXT}) or \`path\` (a local ` +
+        `file under the folders the user allowed, up to ${SINGLE_LIMIT_TEXT}; streamed from disk, so prefer it for ` +
+        "anything already on disk), and `filename` (with `path`, the file's own name unless given). "
+      : `\`text\` (UTF-8 text as is) or \`content\` (base64 bytes), up to ${INLINE_LIMIT_TEXT}, and \`filename\`. `) +
     'Group related outputs with `session_id`; record the producing model with `model` (saved as ' +
-    'metadata.model); set `transcript: true` for a conversation log (NDJSON recommended). Every call creates ' +
+    'metadata.model); set `transcript: true` for a conversation log (NDJSON recommended): its models are read ' +
+    'into metadata (model: the last main-loop model, models_used: every model, sorted). Every call creates ' +
     'a new artifact. If you might repeat this call (a timeout, a lost answer), pass your own ' +
     '`idempotency_key`, a new one for each distinct file (e.g. a fresh UUID; kept 24 hours): a repeat with ' +
     'the same key returns the first artifact, marked replayed, instead of storing a second. Without a key, ' +
     'the answer notes an artifact with the same bytes, filename and session stored in the last 24 hours. ' +
     (where === 'local'
-      ? 'For files over 500 MB use request_upload_url.'
-      : 'For files over 10 MB use request_upload_url.'),
+      ? `For files over ${SINGLE_LIMIT_TEXT} use request_upload_url.`
+      : `For files over ${INLINE_LIMIT_TEXT} use request_upload_url.`),
   example: {
     filename: 'report.md',
     text: '# Report\nAll green.\n',
@@ -51,15 +66,26 @@ export const storeArtifact = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   localArgs: ['path'],
   input: {
-    filename: z.string().min(1).max(255).describe('Name to store the file under, e.g. report.md.'),
+    filename: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe(
+        "Name to store the file under, e.g. report.md; required with text or content (with path: the file's name).",
+      ),
     text: z
       .string()
       .optional()
-      .describe('The file as UTF-8 text, as is (up to 10 MB), e.g. "# Report\\nAll green.". For text files.'),
+      .describe(
+        `The file as UTF-8 text, as is (up to ${INLINE_LIMIT_TEXT}), e.g. "# Report\\nAll green.". For text files.`,
+      ),
     content: z
       .string()
       .optional()
-      .describe('The bytes, base64-encoded (up to 10 MB decoded), e.g. "IyBSZXBvcnQK" for "# Report\\n".'),
+      .describe(
+        `The bytes, base64-encoded (up to ${INLINE_LIMIT_TEXT} decoded), e.g. "IyBSZXBvcnQK" for "# Report\\n".`,
+      ),
     path: z
       .string()
       .min(1)
@@ -77,12 +103,13 @@ export const storeArtifact = defineTool({
       .describe('Producing model id, e.g. "claude-sonnet-4"; stored as metadata.model unless set.'),
     metadata: metadataObject.optional(),
     ttl: ttl.optional(),
-    transcript: z.boolean().optional().describe('Mark as a session transcript (metadata type=transcript).'),
-    idempotency_key: z
-      .string()
-      .min(1)
-      .max(256)
-      .regex(/^[\x21-\x7e]+$/, 'must be 1-256 printable ASCII characters without spaces, e.g. a UUID')
+    transcript: z
+      .boolean()
+      .optional()
+      .describe(
+        'Mark as a session transcript: metadata type=transcript, plus model, model_source and models_used read from it.',
+      ),
+    idempotency_key: idempotencyKey
       .optional()
       .describe(
         'Pass your own when you may repeat the call, a new one for each distinct file, e.g. a fresh UUID; ' +
@@ -98,26 +125,32 @@ export const storeArtifact = defineTool({
         }; got ${given}. ${exampleCall(storeArtifact)}`,
       );
     }
-    const idempotencyKey = args.idempotency_key ?? nodeCrypto().randomUUID();
-    const meta = { idempotency_key: idempotencyKey };
+    const filename = args.filename ?? (args.path !== undefined ? basename(args.path) : undefined);
+    if (filename === undefined || filename === '') {
+      return invalid(
+        `store_artifact needs \`filename\` with \`text\` or \`content\` (with \`path\` it is the file's name). ${exampleCall(storeArtifact)}`,
+      );
+    }
+    const key = args.idempotency_key ?? nodeCrypto().randomUUID();
+    const meta = { idempotency_key: key };
     const metadata: Record<string, unknown> = { ...args.metadata };
     if (args.model !== undefined && metadata.model === undefined) metadata.model = args.model;
     let replayed = false;
     const opts = {
-      filename: args.filename,
+      filename,
       contentType: args.content_type,
       sessionId: args.session_id,
       agentId: args.agent_id ?? defaultAgentId(ctx),
       metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
       ttl: args.ttl,
       transcript: args.transcript,
-      idempotencyKey,
+      idempotencyKey: key,
       onResponse: (info: { replayed: boolean }) => {
         replayed = info.replayed;
       },
     };
     const stored = async (record: ArtifactRecord): Promise<CallToolResult> => {
-      if (replayed) return withNote(ok(record, { ...meta, replayed: true }), replayNote(record, args));
+      if (replayed) return withNote(ok(record, { ...meta, replayed: true }), replayNote(record, { ...args, filename }));
       // Only the caller's own key protects a repeat it did not see answered; without one, say so.
       const twin = args.idempotency_key === undefined ? await earlierCopy(ctx.client, record) : null;
       if (!twin) return ok(record, meta);
@@ -150,9 +183,9 @@ export const storeArtifact = defineTool({
             'allowed, no spaces. If it is text, pass it as `text` instead; base64 looks like "IyBSZXBvcnQK".',
         );
       }
-      if (bytes.length > JSON_UPLOAD_MAX) {
+      if (bytes.length > INLINE_UPLOAD_BYTES) {
         return fail(
-          `the file is ${bytes.length} bytes; the limit here is 10 MB.${
+          `the file is ${bytes.length.toLocaleString('en-US')} bytes; the limit here is ${INLINE_LIMIT_TEXT}.${
             ctx.openLocalFile ? ' Write it to a file and pass `path`.' : ' Use request_upload_url (Pro).'
           }`,
           { status: 413, code: 'file_too_large', retry_hint: 'fix_arguments', ...meta },
@@ -227,17 +260,23 @@ async function uploadPath(
   filePath: string,
   opts: Omit<UploadStreamOptions, 'size'>,
 ): Promise<ArtifactRecord> {
+  let scanned = !opts.transcript;
   for (let attempt = 0; ; attempt++) {
     const file = await openLocalFile(filePath);
     try {
-      if (file.size > PATH_UPLOAD_MAX) {
+      if (file.size > SINGLE_UPLOAD_BYTES) {
         throw new CairnError({
           code: 'file_too_large',
-          message: `${filePath} is ${file.size} bytes; the limit is 500 MB. Use request_upload_url (Pro).`,
+          message: `${filePath} is ${file.size.toLocaleString('en-US')} bytes; the limit is ${SINGLE_LIMIT_TEXT}. Use request_upload_url (Pro).`,
           status: 413,
         });
       }
-      const stream = file.handle.createReadStream({ autoClose: false });
+      if (!scanned) {
+        // The models are metadata, sent before the bytes: one read of the file for them first.
+        opts = { ...opts, metadata: withTranscriptModels(opts.metadata, await scanHandle(file.handle, file.size)) };
+        scanned = true;
+      }
+      const stream = file.handle.createReadStream({ start: 0, autoClose: false });
       // A secret in the bytes fails the stream before its chunk is sent, so nothing is stored.
       const checked = secretChecked(stream, filePath);
       try {
@@ -254,6 +293,27 @@ async function uploadPath(
     }
   }
 }
+
+/**
+ * The models a transcript file names, read through the handle path confinement opened, as the
+ * SDK's scanTranscriptFile reads a path: line by line, then (a JSON array or `{"messages": […]}`
+ * up to WHOLE_JSON_MAX_BYTES) as one document when no line named a model.
+ */
+async function scanHandle(handle: FileHandle, size: number): Promise<TranscriptModels> {
+  const { createInterface } = await import('node:readline');
+  const read = () => handle.createReadStream({ start: 0, autoClose: false, encoding: 'utf8' });
+  const scanner = new TranscriptModelScanner();
+  for await (const line of createInterface({ input: read(), crlfDelay: Number.POSITIVE_INFINITY })) {
+    scanner.addLine(line);
+  }
+  const found = scanner.result();
+  if (found.modelsUsed.length > 0 || size > WHOLE_JSON_MAX_BYTES) return found;
+  let text = '';
+  for await (const chunk of read()) text += chunk;
+  return scanTranscriptText(text);
+}
+
+const WHOLE_JSON_MAX_BYTES = 32 * 1024 * 1024;
 
 /** How long to wait before repeating after `err`, or null when repeating cannot help. */
 function retryWaitMs(err: unknown, attempt: number): number | null {

@@ -1,11 +1,14 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CairnError } from 'cairn-store-sdk';
+import { nodeCrypto } from 'cairn-store-sdk/internal';
 import { z } from 'zod';
+import { INLINE_LIMIT_TEXT, LARGE_LIMIT_TEXT, SINGLE_LIMIT_TEXT } from '../shared/upload-limits.js';
 import {
   agentId,
   artifactId,
   cursor,
   defineTool,
+  idempotencyKey,
   limit,
   metadataObject,
   sessionId,
@@ -21,7 +24,8 @@ import { storeArtifact } from './store.js';
 /**
  * The one table of Cairn's MCP tools, shared by the stdio server and the hosted server.
  * Read tools are safe to repeat; the SDK client retries 5xx for every idempotent call, and the
- * two non-idempotent tools (request_upload_url, create_download_link) get exactly one attempt.
+ * non-idempotent create_download_link gets exactly one attempt; store_artifact and request_upload_url
+ * send an Idempotency-Key (the caller's or a fresh UUID), which makes their repeats safe.
  */
 
 const READ = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -109,11 +113,13 @@ export const TOOLS: readonly ToolDef[] = [
     name: 'get_artifact_download_urls',
     title: 'Private download URLs (batch)',
     description: (listed) =>
-      'Private, presigned URLs for up to 20 artifacts in one call, each valid for one hour, one item per id ' +
-      'in the order given. An id that is unknown, deleted or expired gets an item with `error` instead of a ' +
+      'Presigned URLs for up to 20 artifacts in one call, one item per id in the order given, each a bearer ' +
+      'URL: anyone who holds it can download that file for one hour, and it cannot be revoked. An id that is ' +
+      'unknown, deleted or expired gets an item with `error` instead of a URL. Meant for fetching bytes ' +
+      'yourself; ' +
       (listed('create_download_link')
-        ? 'URL. Not for sharing with people (use create_download_link).'
-        : 'URL. Not for sharing with people (publish a web page with publish_artifact).'),
+        ? 'to share with people use create_download_link (a lifetime you choose, revocable).'
+        : 'to share with people publish a web page with publish_artifact.'),
     example: { artifact_ids: ['art_3fK9xQ2LmN8pR4tV', 'art_9LmN2xQ8pR4tV3fK'] },
     tier: 'read',
     destructive: false,
@@ -127,10 +133,12 @@ export const TOOLS: readonly ToolDef[] = [
     name: 'get_artifact_download_url',
     title: 'Private download URL',
     description: (listed) =>
-      "A private, presigned URL to fetch an artifact's bytes yourself, valid for one hour. It is NOT for " +
+      "A presigned URL to fetch an artifact's bytes yourself, valid for one hour. It is a bearer URL: anyone " +
+      'who holds it can download the file until it expires, and it cannot be revoked, so do not paste it where ' +
+      'others see it. ' +
       (listed('create_download_link')
-        ? 'sharing with people: for a shareable link use create_download_link, for a web page publish_artifact.'
-        : 'sharing with people: to share a file, publish it as a web page with publish_artifact.'),
+        ? 'To share with people use create_download_link (a lifetime you choose, revocable) or publish_artifact (a web page).'
+        : 'To share a file with people, publish it as a web page with publish_artifact.'),
     example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV' },
     tier: 'read',
     destructive: false,
@@ -169,16 +177,22 @@ export const TOOLS: readonly ToolDef[] = [
   defineTool({
     name: 'request_upload_url',
     title: 'Presigned upload (large files)',
-    description:
-      'Pro plan only: reserve an artifact and get a URL to PUT a large file (up to 5 GB) directly, then call ' +
-      'complete_upload. Use only for files too large for store_artifact (over 500 MB). Not idempotent: each ' +
-      'call reserves a new artifact, so never repeat a failed call blindly.',
-    example: { filename: 'dataset.parquet', size_bytes: 2_000_000_000, session_id: 'run-2026-11-26' },
+    description: (_listed, where) =>
+      `Pro plan only: reserve an artifact and get a URL to PUT a large file (up to ${LARGE_LIMIT_TEXT}) directly, ` +
+      'then call complete_upload. Use only for files too large for store_artifact (over ' +
+      `${where === 'local' ? SINGLE_LIMIT_TEXT : INLINE_LIMIT_TEXT}). The reservation is held 24 hours; get_artifact ` +
+      'shows it as status "pending" with held_until. Each call reserves a new artifact unless it repeats an ' +
+      'idempotency_key: pass your own when you may repeat the call (a fresh UUID per file), or use the one ' +
+      'returned in _meta.idempotency_key; a repeat with it returns the same reservation with a fresh URL.',
+    example: {
+      filename: 'dataset.parquet',
+      size_bytes: 2_000_000_000,
+      session_id: 'run-2026-11-26',
+      idempotency_key: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+    },
     tier: 'write',
     destructive: false,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    verifyOnAmbiguity:
-      'Check with list_artifacts (filename filter) whether a pending artifact was created before asking again.',
     input: {
       filename: z.string().min(1).max(255).describe('Name to store the file under, e.g. dataset.parquet.'),
       size_bytes: z
@@ -186,16 +200,24 @@ export const TOOLS: readonly ToolDef[] = [
         .int()
         .min(1)
         .max(5 * 1024 ** 3)
-        .describe('Exact size in bytes, at most 5 GiB (5368709120), e.g. 2000000000.'),
+        .describe(`Exact size in bytes, at most ${LARGE_LIMIT_TEXT}, e.g. 2000000000.`),
       content_type: z.string().min(1).optional().describe('MIME type, e.g. application/octet-stream.'),
       session_id: sessionId.optional(),
       agent_id: agentId.optional(),
       metadata: metadataObject.optional(),
       ttl: ttl.optional(),
+      idempotency_key: idempotencyKey
+        .optional()
+        .describe(
+          'A repeat with the same key returns the same reservation, e.g. a fresh UUID per file; default a new UUID (in _meta).',
+        ),
     },
-    run: async (args, ctx) =>
-      ok(
-        await ctx.client.requestUploadUrl({
+    run: async (args, ctx) => {
+      // The same automatic key as store_artifact: the SDK then retries a failed attempt safely.
+      const key = args.idempotency_key ?? nodeCrypto().randomUUID();
+      let replayed = false;
+      try {
+        const ticket = await ctx.client.requestUploadUrl({
           filename: args.filename,
           sizeBytes: args.size_bytes,
           contentType: args.content_type,
@@ -203,8 +225,17 @@ export const TOOLS: readonly ToolDef[] = [
           agentId: args.agent_id,
           metadata: args.metadata,
           ttl: args.ttl,
-        }),
-      ),
+          idempotencyKey: key,
+          onResponse: (info) => {
+            replayed = info.replayed;
+          },
+        });
+        return ok(ticket, replayed ? { idempotency_key: key, replayed: true } : { idempotency_key: key });
+      } catch (err) {
+        // The key is the way to a safe repeat: every failure carries it, as store_artifact's do.
+        return failureFrom(err, { keyHint: ctx.keyHint, meta: { idempotency_key: key }, args });
+      }
+    },
   }),
   defineTool({
     name: 'complete_upload',
@@ -326,11 +357,15 @@ export const TOOLS: readonly ToolDef[] = [
   defineTool({
     name: 'publish_artifact',
     title: 'Publish as a web page',
-    description:
+    description: (listed) =>
       'Give an artifact a web page anyone with the URL can view (HTML sandboxed, Markdown rendered, images ' +
       'shown, other types as a download card), with a provenance receipt. Returns public_url. Visibility ' +
-      'defaults to unlisted; access "password" (Pro) needs `password`. Idempotent: publishing again updates ' +
-      'title/visibility/access and keeps the same URL.',
+      'defaults to unlisted; access "password" (Pro) needs `password` and is not available for HTML artifacts ' +
+      '(text/html, XHTML; no argument changes that): for those publish without a password, ' +
+      (listed('create_download_link') ? 'share a download link (create_download_link), ' : '') +
+      'or store the content in another format (Markdown, PDF) and publish that. A page has no expiry: it stays ' +
+      'up until unpublish_artifact. Idempotent: publishing again updates title/visibility/access and keeps the ' +
+      'same URL.',
     example: { artifact_id: 'art_3fK9xQ2LmN8pR4tV', title: 'Weekly report', visibility: 'unlisted' },
     tier: 'write',
     destructive: false,
@@ -339,7 +374,10 @@ export const TOOLS: readonly ToolDef[] = [
       artifact_id: artifactId,
       title: z.string().min(1).max(200).optional().describe('Shown in the page header, e.g. "Weekly report".'),
       visibility: z.enum(['unlisted', 'public']).optional().describe('Default unlisted.'),
-      access: z.enum(['none', 'password']).optional().describe('Default none; password is Pro only.'),
+      access: z
+        .enum(['none', 'password'])
+        .optional()
+        .describe('Default none; password is Pro only and not for HTML artifacts.'),
       password: z
         .string()
         .min(1)

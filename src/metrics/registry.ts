@@ -171,6 +171,8 @@ export class CairnMetrics {
       resumables_purged: report.resumablesPurged,
       landings_swept: report.landingsSwept,
       staging_swept: report.stagingSwept,
+      events_purged: report.eventsPurged,
+      deliveries_purged: report.deliveriesPurged,
     };
     for (const [kind, n] of Object.entries(kinds)) this.swept.inc({ kind }, n);
   }

@@ -169,6 +169,12 @@ export interface ArtifactStore {
    * row that is not pending is returned unchanged. Null when the tenant has no such artifact.
    */
   activateArtifact(tenantId: string, id: string, storageLimitBytes: number, now: number): Promise<ArtifactRow | null>;
+  /**
+   * Removes a pending row of the tenant for good, as purgePendingUploads does an abandoned one (a
+   * terminated resumable upload's, which nobody may see or complete any more). False when the
+   * tenant has no pending row of that id (none, another status, another tenant's).
+   */
+  dropPending(tenantId: string, id: string): Promise<boolean>;
 
   // --- sessions ---
   getSession(tenantId: string, sessionId: string): Promise<SessionRow | null>;

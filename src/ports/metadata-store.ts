@@ -1,8 +1,10 @@
 import type { ArtifactStore } from './artifact-store.js';
+import type { EventStore } from './event-store.js';
 import type { MetadataLifecycle } from './metadata-lifecycle.js';
 import type { SharingStore } from './sharing-store.js';
 import type { SweeperStore } from './sweeper-store.js';
 import type { TenantStore } from './tenant-store.js';
+import type { WebhookStore } from './webhook-store.js';
 
 export type {
   ArtifactQuery,
@@ -17,6 +19,7 @@ export type {
   SessionQuery,
   SoftDeleteResult,
 } from './artifact-store.js';
+export type { EventQuery, EventRow, EventStore } from './event-store.js';
 export type { MetadataLifecycle, MigrationResult } from './metadata-lifecycle.js';
 export type {
   ApiKeyRow,
@@ -31,10 +34,12 @@ export type {
 export type { LinkQuery, PageInput, SharingStore } from './sharing-store.js';
 export type { BlobRef, ExpiredBatchResult, SweeperStore } from './sweeper-store.js';
 export type { RequestDelta, TenantStore } from './tenant-store.js';
+export type { AttemptRecord, DeliveryRow, WebhookRow, WebhookStore } from './webhook-store.js';
 
 /**
  * The metadata database: records of tenants, keys, artifacts, sessions, links, pages and usage,
- * cut into one port per aggregate (tenant-store, artifact-store, sharing-store, sweeper-store)
+ * cut into one port per aggregate (tenant-store, artifact-store, sharing-store, sweeper-store,
+ * event-store)
  * plus the lifecycle the composition root drives (metadata-lifecycle). Each adapter (SQLite,
  * PostgreSQL) implements all of them in one class over one connection or pool; the core never
  * depends on this type: each service takes the narrow port it uses (CoreDeps has one field per
@@ -48,4 +53,10 @@ export type { RequestDelta, TenantStore } from './tenant-store.js';
  * All timestamps are integer milliseconds since the Unix epoch. Adapters may throw
  * `CairnError` for the conflicts named in the ports; any other failure is a plain Error.
  */
-export type MetadataStore = MetadataLifecycle & TenantStore & ArtifactStore & SharingStore & SweeperStore;
+export type MetadataStore = MetadataLifecycle &
+  TenantStore &
+  ArtifactStore &
+  SharingStore &
+  SweeperStore &
+  EventStore &
+  WebhookStore;

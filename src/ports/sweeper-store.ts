@@ -23,8 +23,11 @@ export interface BlobRef {
 
 /** Each call handles at most `batch` items in its own transaction, and returns how many. */
 export interface SweeperStore {
-  /** Hard-deletes rows deleted before `deletedBefore` and rows expired before `expiredBefore`, with their links and pages. */
-  purgeArtifacts(deletedBefore: number, expiredBefore: number, batch: number): Promise<number>;
+  /**
+   * Hard-deletes rows deleted before `deletedBefore` and rows expired before `expiredBefore`, with
+   * their links and pages, recording an `artifact.purged` event at `now` for each.
+   */
+  purgeArtifacts(deletedBefore: number, expiredBefore: number, batch: number, now: number): Promise<number>;
   /** Hard-deletes pending rows created before `createdBefore` (abandoned presigned uploads). */
   purgePendingUploads(createdBefore: number, batch: number): Promise<number>;
   /** Marks blob rows that no artifact row (in any status) references as orphaned at `now`. */

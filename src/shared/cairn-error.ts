@@ -64,3 +64,12 @@ export class CairnError extends Error {
 export function isCairnError(err: unknown): err is CairnError {
   return err instanceof CairnError;
 }
+
+/**
+ * A message without its final period. The API's error envelope ends its `message` without one, as
+ * the hosted service's messages do: its clients template them (`${message}. Set …`), and a period
+ * of ours made "revoked).. Set". Messages are written as sentences; the edges drop the last stop.
+ */
+export function withoutFinalPeriod(message: string): string {
+  return message.replace(/\.+\s*$/, '');
+}

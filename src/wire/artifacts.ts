@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { INLINE_LIMIT_TEXT, LARGE_LIMIT_TEXT, LARGE_UPLOAD_BYTES, SINGLE_LIMIT_TEXT } from '../shared/upload-limits.js';
 import { Nullable, NullableOut, OneOfStrings, Pagination, Timestamp } from './common.js';
 
 /** An artifact's public page, as its record shows it (null: not published). */
@@ -24,6 +25,18 @@ export const ArtifactRecord = Type.Object(
     created_at: Timestamp,
     expires_at: NullableOut(Timestamp),
     page: PageSummary,
+    status: Type.Optional(
+      Type.Literal('pending', {
+        description:
+          'Only on a pending artifact (a presigned or resumable upload not completed yet, shown to its owner only): absent once it is stored.',
+      }),
+    ),
+    held_until: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'Only with status "pending": when the reservation is released if the upload is not completed.',
+      }),
+    ),
   },
   { $id: 'Artifact' },
 );
@@ -49,7 +62,7 @@ export type DeleteResult = Static<typeof DeleteResult>;
 export const JsonUploadBody = Type.Object(
   {
     filename: Type.String({ minLength: 1 }),
-    content: Type.String({ description: 'The bytes, base64 (at most 10 MB decoded).' }),
+    content: Type.String({ description: `The bytes, base64 (at most ${INLINE_LIMIT_TEXT} decoded).` }),
     content_encoding: Type.Optional(Type.Literal('base64')),
     content_type: Type.Optional(Type.String()),
     session_id: Type.Optional(Nullable(Type.String())),
@@ -64,7 +77,7 @@ export type JsonUploadBody = Static<typeof JsonUploadBody>;
 
 export const MultipartUploadBody = Type.Object(
   {
-    file: Type.String({ format: 'binary', description: 'The bytes (at most 500 MB), with a filename.' }),
+    file: Type.String({ format: 'binary', description: `The bytes (at most ${SINGLE_LIMIT_TEXT}), with a filename.` }),
     filename: Type.Optional(Type.String()),
     content_type: Type.Optional(Type.String()),
     session_id: Type.Optional(Type.String()),
@@ -81,8 +94,8 @@ export const UploadUrlBody = Type.Object(
     filename: Type.String({ minLength: 1 }),
     size_bytes: Type.Integer({
       minimum: 1,
-      maximum: 5 * 1024 ** 3,
-      description: 'Exact size of the file, at most 5 GiB.',
+      maximum: LARGE_UPLOAD_BYTES,
+      description: `Exact size of the file in bytes, at most ${LARGE_LIMIT_TEXT}.`,
     }),
     content_type: Type.Optional(Type.String()),
     session_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),

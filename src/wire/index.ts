@@ -12,6 +12,7 @@ import {
   UploadUrlBody,
 } from './artifacts.js';
 import { ErrorEnvelope, Pagination } from './common.js';
+import { EventList, EventRecord, PageState, WebhookDisabled } from './events.js';
 import {
   GateInfo,
   PublishBody,
@@ -35,14 +36,26 @@ import {
   SessionLinkList,
   SessionLinkRecord,
 } from './sharing.js';
+import {
+  CreateWebhookBody,
+  DeleteWebhookResult,
+  DeliveryList,
+  DeliveryRecord,
+  WebhookCreated,
+  WebhookList,
+  WebhookRecord,
+  WebhookSecret,
+} from './webhooks.js';
 
 export * from './account.js';
 export * from './archives.js';
 export * from './artifacts.js';
 export * from './common.js';
+export * from './events.js';
 export * from './pages.js';
 export * from './sessions.js';
 export * from './sharing.js';
+export * from './webhooks.js';
 
 /** The named request shapes: the ones a route validator may meet behind a `Type.Ref`. */
 export const requestComponents: TSchema[] = [
@@ -54,6 +67,7 @@ export const requestComponents: TSchema[] = [
   PublishBody,
   UnlockBody,
   ReportBody,
+  CreateWebhookBody,
 ];
 
 /** Every named component: registered once on the API app, listed in the OpenAPI document (in this order). */
@@ -85,4 +99,15 @@ export const components: TSchema[] = [
   ReportReceipt,
   WhoAmI,
   Health,
+  PageState,
+  WebhookDisabled,
+  EventRecord,
+  EventList,
+  WebhookRecord,
+  WebhookCreated,
+  WebhookList,
+  WebhookSecret,
+  DeleteWebhookResult,
+  DeliveryRecord,
+  DeliveryList,
 ];

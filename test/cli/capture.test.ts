@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliWorkspace, expectOk, okJson } from '../helpers/cli.js';
 import type { Rec } from '../helpers/e2e.js';
+import { runCommand } from '../helpers/process.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -34,14 +34,14 @@ afterAll(async () => {
 });
 
 describe('push --transcript reads the models', { timeout: 120_000 }, () => {
-  it('Claude Code JSONL: model (last), model_source=transcript, models_used in order of first use', async () => {
+  it('Claude Code JSONL: model (last), model_source=transcript, models_used sorted', async () => {
     const file = await ws.file('t/session.jsonl', await fixtureText('claude-code-session.jsonl'));
     const rec = okJson(await cairn(['push', file, '--transcript', '--json']));
     expect(rec.metadata).toEqual({
       type: 'transcript',
       model: 'claude-sonnet-4-5-20250929',
       model_source: 'transcript',
-      models_used: 'claude-sonnet-4-5-20250929,claude-opus-4-1-20250805',
+      models_used: 'claude-opus-4-1-20250805,claude-sonnet-4-5-20250929',
     });
     expect(rec.content_type).toBe('application/x-ndjson');
   });
@@ -52,11 +52,11 @@ describe('push --transcript reads the models', { timeout: 120_000 }, () => {
     expect(read.metadata).toMatchObject({
       model: 'gpt-5',
       model_source: 'transcript',
-      models_used: 'gpt-5-mini,gpt-5',
+      models_used: 'gpt-5,gpt-5-mini',
     });
 
     const declared = okJson(await cairn(['push', file, '--transcript', '--meta', 'model=my-agent-v2', '--json']));
-    expect(declared.metadata).toEqual({ type: 'transcript', model: 'my-agent-v2', models_used: 'gpt-5-mini,gpt-5' });
+    expect(declared.metadata).toEqual({ type: 'transcript', model: 'my-agent-v2', models_used: 'gpt-5,gpt-5-mini' });
     const own = okJson(
       await cairn(['push', file, '--transcript', '--meta', 'models_used=x', '--meta', 'model_source=manual', '--json']),
     );
@@ -73,22 +73,11 @@ describe('push --transcript reads the models', { timeout: 120_000 }, () => {
 
 /** Runs a hook command the way Claude Code does: through a shell, the hook input on stdin. */
 function runHook(command: string, input: unknown): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], {
-      cwd: ws.work,
-      env: { ...process.env, ...env(), CAIRN_CONFIG_DIR: ws.configDir, CAIRN_API_URL: server.apiUrl },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(JSON.stringify(input));
+  const hookEnv = { ...(process.env as Record<string, string>), ...env(), CAIRN_CONFIG_DIR: ws.configDir };
+  return runCommand('sh', ['-c', command], {
+    cwd: ws.work,
+    env: { ...hookEnv, CAIRN_API_URL: server.apiUrl },
+    input: JSON.stringify(input),
   });
 }
 
@@ -222,7 +211,20 @@ describe('cairn capture claude-code', { timeout: 120_000 }, () => {
       capture: 'end',
       model: 'claude-sonnet-4-5-20250929',
       model_source: 'transcript',
-      models_used: 'claude-sonnet-4-5-20250929,claude-opus-4-1-20250805',
+      models_used: 'claude-opus-4-1-20250805,claude-sonnet-4-5-20250929',
+    });
+    // The hosted service's hook rule: the last main-loop model, though the last assistant record is a subagent's.
+    const subSession = '5d2e8c1a-7b3f-4a9e-8c6d-1f0e2a3b4c5d';
+    const subFile = await ws.file('hook/sub.jsonl', await fixtureText('claude-code-subagent-last.jsonl'));
+    const sub = await runHook(command, { ...input, session_id: subSession, transcript_path: subFile });
+    expect(sub.code, sub.stderr).toBe(0);
+    const subList = await api(server.apiUrl, server.apiKey, 'GET', `/v1/artifacts?session_id=${subSession}`);
+    expect(await metadataOf((subList.json.artifacts[0] as Rec).artifact_id)).toEqual({
+      type: 'transcript',
+      capture: 'end',
+      model: 'claude-opus-4-5-20251101',
+      model_source: 'transcript',
+      models_used: 'claude-haiku-4-5-20251001,claude-opus-4-5-20251101',
     });
     const bad = await runHook(command, { hook_event_name: 'SessionEnd' });
     expect(bad.code).toBe(2);
@@ -230,16 +232,33 @@ describe('cairn capture claude-code', { timeout: 120_000 }, () => {
     expectOk(await cairn(['capture', 'claude-code', '--uninstall']));
   });
 
-  it('--snapshot pushes the newest transcript of this folder (capture=snapshot), or the one named', async () => {
+  it('--snapshot pushes the session the host names, the one named, or the only one; never a guess among several', async () => {
     const folder = path.join(claude, 'projects', ws.work.replace(/[^A-Za-z0-9]/g, '-'));
     await mkdir(folder, { recursive: true });
     const text = await fixtureText('openai-chat.jsonl');
-    await writeFile(path.join(folder, 'aaaaaaaa-0000-0000-0000-000000000001.jsonl'), text);
+    const older = path.join(folder, 'aaaaaaaa-0000-0000-0000-000000000001.jsonl');
+    const newer = path.join(folder, 'aaaaaaaa-0000-0000-0000-000000000002.jsonl');
+    await writeFile(older, text);
     await new Promise((r) => setTimeout(r, 20));
-    await writeFile(path.join(folder, 'aaaaaaaa-0000-0000-0000-000000000002.jsonl'), `${text}\n`);
-    const snap = okJson(await cairn(['capture', 'claude-code', '--snapshot', '--json']));
-    expect(snap.session_id).toBe('aaaaaaaa-0000-0000-0000-000000000002');
-    expect(snap.metadata).toMatchObject({ type: 'transcript', capture: 'snapshot', model: 'gpt-5' });
+    await writeFile(newer, `${text}\n`);
+
+    // Two sessions in this folder and nothing naming this one: refused, with how to name it.
+    const guess = await cairn(['capture', 'claude-code', '--snapshot', '--json']);
+    expect(guess.code, guess.stderr).toBe(2);
+    expect(guess.stderr).toMatch(/2 Claude Code sessions have transcripts for this folder/);
+    expect(guess.stderr).toMatch(/--session-id/);
+    expect(guess.stderr).toContain('aaaaaaaa-0000-0000-0000-000000000002');
+    expect(guess.stderr).toContain('aaaaaaaa-0000-0000-0000-000000000001');
+
+    // The host names the session (the older one, while the newer is another session still writing).
+    const hosted = okJson(
+      await ws.run(['capture', 'claude-code', '--snapshot', '--json'], {
+        ...env(),
+        CLAUDE_SESSION_ID: 'aaaaaaaa-0000-0000-0000-000000000001',
+      }),
+    );
+    expect(hosted.session_id).toBe('aaaaaaaa-0000-0000-0000-000000000001');
+    expect(hosted.metadata).toMatchObject({ type: 'transcript', capture: 'snapshot', model: 'gpt-5' });
 
     const named = okJson(
       await cairn([
@@ -247,11 +266,14 @@ describe('cairn capture claude-code', { timeout: 120_000 }, () => {
         'claude-code',
         '--snapshot',
         '--session-id',
-        'aaaaaaaa-0000-0000-0000-000000000001',
+        'aaaaaaaa-0000-0000-0000-000000000002',
         '--json',
       ]),
     );
-    expect(named.session_id).toBe('aaaaaaaa-0000-0000-0000-000000000001');
+    expect(named.session_id).toBe('aaaaaaaa-0000-0000-0000-000000000002');
+
+    // The folder's only transcript is this session's.
+    await rm(older);
     const human = expectOk(await cairn(['capture', 'claude-code', '--snapshot']));
     expect(human.stdout).toMatch(/^art_\w+ {2}claude-code-aaaaaaaa-0000-0000-0000-000000000002\.jsonl /);
 

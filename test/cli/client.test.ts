@@ -306,15 +306,19 @@ describe('ls, get, rm', { timeout: 120_000 }, () => {
     expect(body).toEqual((await api(server.apiUrl, server.apiKey, 'GET', `/v1/artifacts/${id}`)).json);
 
     expect(ok(await cairn(['rm', id], withKey())).stdout).toContain(`Deleted ${id}.`);
+    // A repeat succeeds and says so (docs/cli.md, "Exit codes").
     const again = await cairn(['rm', id, '--json'], withKey());
-    expect(again.code).toBe(1);
-    expect(JSON.parse(again.stderr).error).toMatchObject({ code: 'artifact_already_deleted', status: 410 });
-    expect(again.stdout).toBe('');
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ artifact_id: id, deleted: true, already_deleted: true });
+    expect(ok(await cairn(['rm', id], withKey())).stdout).toContain(`${id} was already deleted.`);
     const del = json(await cairn(['rm', ids[2]!, '--json'], withKey()));
     expect(del).toEqual({ artifact_id: ids[2], deleted: true, deleted_at: expect.any(String) });
     const missing = await cairn(['get', 'art_AAAAAAAAAAAAAAAA'], withKey());
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^error: artifact_not_found: /);
+    // The API's message cites a REST call; the CLI names its own command instead.
+    expect(missing.stderr).not.toContain('/v1/');
+    expect(missing.stderr).toContain('`cairn ls`');
   });
 });
 
@@ -422,8 +426,9 @@ describe('download and link', { timeout: 120_000 }, () => {
     const after = json(await cairn(['links', id, '--json'], withKey()));
     expect(after.links.map((l: { link_id: string }) => l.link_id)).not.toContain(target.link_id);
     expect((await fetch(second.url)).status).toBe(200);
+    // A malformed id is a usage error, found before any request (exit-rules.test.ts has the rest).
     const bad = await cairn(['unlink', 'lnk_nope'], withKey());
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/^error: invalid_request: /);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/A link id is lnk_ and 20 letters or digits/);
   });
 });

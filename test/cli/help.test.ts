@@ -38,6 +38,8 @@ describe('--help', { timeout: 300_000 }, () => {
       const examples = r.stdout.split(/^Examples:$/m)[1]!;
       expect(examples, where).toContain(`$ ${path.length > 0 ? where : 'cairn'}`);
       expect(r.stderr).toBe('');
+      // Off a terminal help is laid out for 80 columns: no line of it, ours or commander's, is wider.
+      for (const line of r.stdout.split('\n')) expect(line.length, `${where}: ${line}`).toBeLessThanOrEqual(80);
       for (const sub of subcommands(r.stdout)) await walk([...path, sub]);
     };
     await walk([]);
@@ -63,7 +65,7 @@ describe('--help', { timeout: 300_000 }, () => {
       expect(r.stdout).toContain(flag);
     }
     expect(expectOk(await cairn(['publish', '--help'])).stdout).toMatch(/replaces the page's title and access/);
-    expect(expectOk(await cairn(['push', '--help'])).stdout).toMatch(/one JSON record is printed per line/);
+    expect(expectOk(await cairn(['push', '--help'])).stdout).toMatch(/one\s+JSON record is printed per line/);
     expect(expectOk(await cairn(['--help'])).stdout).toMatch(/Exit codes: 0 ok, 1 API or runtime error, 2 usage error/);
   });
 });

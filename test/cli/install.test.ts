@@ -4,9 +4,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectHostStartsCairn } from '../helpers/mcp-host.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -161,17 +160,7 @@ describe('cairn on the PATH', { timeout: 120_000 }, () => {
       const args = s.args.map(fill);
       for (const a of args) if (a.startsWith(home)) await mkdir(a, { recursive: true });
       const env = Object.fromEntries(Object.entries(s.env ?? {}).map(([k, v]) => [k, fill(v)]));
-      const transport = new StdioClientTransport({ command: s.command, args, env: hostEnv(env), stderr: 'pipe' });
-      const client = new Client({ name: 'snippet-host', version: '1.0.0' });
-      await client.connect(transport);
-      try {
-        const { tools } = await client.listTools();
-        expect(tools.map((t) => t.name)).toContain('store_artifact');
-        const who = await client.callTool({ name: 'whoami', arguments: {} });
-        expect(who.isError, JSON.stringify(who)).toBeFalsy();
-      } finally {
-        await client.close();
-      }
+      await expectHostStartsCairn({ command: s.command, args, env: hostEnv(env) }, 'snippet-host');
     }
   });
 });

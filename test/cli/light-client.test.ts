@@ -72,6 +72,9 @@ describe('the client side loads no server module', () => {
     [['push', 'note.md', '--session', 'light', '--json']],
     [['whoami']],
     [['sessions']],
+    [['capture', 'codex', '--help']],
+    [['capture', 'gemini', '--help']],
+    [['watch', '--after', 'evt_0000000000000000', '--count', '1', '--json']],
   ])('cairn %j', async (args) => {
     const modules = await modulesOf(args);
     expect(modules.length).toBeGreaterThan(3);
@@ -88,7 +91,11 @@ describe('the client side loads no server module', () => {
     expect(ls).not.toContain(FETCH_STACK);
     // Only the module of its own word: no other command's definitions.
     expect(
-      ls.filter((m) => /\/dist\/cli\/(serve|admin|mcp)\.js|\/dist\/cli\/client\/(push|capture)\.js/.test(m)),
+      ls.filter((m) =>
+        /\/dist\/cli\/(serve|admin|mcp)\.js|\/dist\/cli\/client\/(push|capture[a-z-]*|codex-rollout|gemini-chat)\.js/.test(
+          m,
+        ),
+      ),
     ).toEqual([]);
   });
 

@@ -133,11 +133,10 @@ describe('--json failures are the error envelope on stderr', { timeout: 60_000 }
     const down = await cairn(['ls', '--json'], { ...key(), CAIRN_API_URL: 'http://127.0.0.1:9' });
     expect(down.code).toBe(1);
     expect(envelope(down).error).toMatchObject({ code: 'network_error', status: 0 });
-    // Without --json it stays a line for people.
+    // Without --json it stays a line for people, naming the command that finds ids, not the REST call.
     const human = await cairn(['get', 'art_AAAAAAAAAAAAAAAA']);
     expect(human.stderr).toBe(
-      'error: artifact_not_found: Artifact art_AAAAAAAAAAAAAAAA not found in this account. Find artifact ids by ' +
-        'listing them: GET /v1/artifacts (e.g. ?filename=report.md).\n' +
+      'error: artifact_not_found: Artifact art_AAAAAAAAAAAAAAAA not found in this account.\n' +
         'hint: find artifact ids with `cairn ls` (e.g. `cairn ls --filename report.md`).\n',
     );
   });

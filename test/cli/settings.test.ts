@@ -1,10 +1,8 @@
-import { once } from 'node:events';
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FaultProxy } from '../client/proxy.js';
-import { cliWorkspace, expectOk, okJson } from '../helpers/cli.js';
+import { cliWorkspace, deadLoopbackUrl, expectOk, okJson } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -39,10 +37,7 @@ beforeAll(async () => {
   viaA = await new FaultProxy(a.apiUrl).start();
   viaB = await new FaultProxy(b.apiUrl).start();
   ws = await cliWorkspace(viaA.url);
-  const probe = net.createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  DEAD_URL = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
-  await new Promise((r) => probe.close(r));
+  DEAD_URL = await deadLoopbackUrl();
 });
 afterAll(async () => {
   await Promise.all([viaA?.close(), viaB?.close()]);
@@ -76,7 +71,12 @@ describe('whoami', { timeout: 120_000 }, () => {
     const r = await cairn(['whoami'], { CAIRN_API_KEY: keyB, CAIRN_API_URL: viaA.url });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: unauthorized: /);
-    expect(r.stderr).toMatch(/the key from CAIRN_API_KEY was refused; run `cairn login`/);
+    expect(r.stderr).toMatch(/the key from CAIRN_API_KEY was refused at /);
+    // login saves a key, it does not make one: the hint says where keys are made.
+    expect(r.stderr).toMatch(
+      /Keys are made in the dashboard or with `cairn admin key create <tenant>`; save one with `cairn login`/,
+    );
+    expect(r.stderr).not.toMatch(/cairn login` for a new one/);
   });
 
   it('no key anywhere: exit 2, naming CAIRN_API_KEY and `cairn login`, and nothing is sent', async () => {
@@ -174,7 +174,9 @@ describe('where the key and URL come from', { timeout: 120_000 }, () => {
     const dead = await cairn(['whoami'], { CAIRN_API_KEY: keyA, CAIRN_API_URL: DEAD_URL });
     expect(dead.code).toBe(1);
     expect(dead.stderr).toMatch(/^error: network_error: /);
-    expect(dead.stderr).toContain(`is Cairn running at ${DEAD_URL}? (--api-url)`);
+    expect(dead.stderr).toContain(
+      `is Cairn running at ${DEAD_URL}? That URL is from CAIRN_API_URL (--api-url to use another).`,
+    );
     const human = expectOk(await cairn(['whoami', '--api-url', viaA.url], { CAIRN_API_KEY: keyA }));
     expect(human.stdout).toMatch(new RegExp(`^API URL\\s+${viaA.url} \\(from --api-url\\)$`, 'm'));
   });
@@ -189,6 +191,43 @@ describe('where the key and URL come from', { timeout: 120_000 }, () => {
     const keyOnly = await cairn(['whoami', '--profile', 'ci', '--api-key', keyA], env);
     expect(keyOnly.code).toBe(1);
     expect(keyOnly.stderr).toMatch(/^error: unauthorized: .*\n.*the key from --api-key was refused/);
+  });
+
+  it('an environment key beside a profile saved later: login warns, whoami and a connection error say why', async () => {
+    // The README's tour exports a key; a later `login --url` saves a profile the key then overrides.
+    const saved = await cairn(['login', '--key', keyA, '--url', viaA.url], { CAIRN_API_KEY: keyA, CAIRN_API_URL: '' });
+    expectOk(saved);
+    expect(saved.stderr).toMatch(
+      /^warning: CAIRN_API_KEY is set, so other commands use that key and send it to http:\/\/127\.0\.0\.1:8080 \(the default URL\), not profile "default"\. Run `unset CAIRN_API_KEY` to use the saved profile/m,
+    );
+    // The warning is for people: --json keeps stdout the API body.
+    const quiet = await cairn(['login', '--key', keyA, '--url', viaA.url, '--json'], { CAIRN_API_KEY: keyA });
+    expect(JSON.parse(quiet.stdout).tenant_name).toBe('alpha');
+    expect(quiet.stderr).toMatch(/^warning: CAIRN_API_KEY is set/);
+    // No warning without the variable, or when it names the same key and URL, or with --profile.
+    expect((await cairn(['login', '--key', keyA, '--url', viaA.url])).stderr).toBe('');
+    const same = await cairn(['login', '--key', keyA, '--url', viaA.url], {
+      CAIRN_API_KEY: keyA,
+      CAIRN_API_URL: viaA.url,
+    });
+    expect(same.stderr).toBe('');
+    const named = await cairn(['login', '--key', keyA, '--url', viaA.url, '--profile', 'x'], { CAIRN_API_KEY: keyA });
+    expect(named.stderr).toBe('');
+
+    // The environment's key goes to the default URL, not the profile's (nothing listens on DEAD_URL).
+    const refused = await cairn(['ls'], { CAIRN_API_KEY: keyA, CAIRN_API_URL: DEAD_URL });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`hint: is Cairn running at ${DEAD_URL}? That URL is from CAIRN_API_URL`);
+    expect(refused.stderr).toContain(
+      `note: the key comes from CAIRN_API_KEY, so profile "default" (and its URL ${viaA.url}) is not used: unset CAIRN_API_KEY to use the profile`,
+    );
+    const who = expectOk(await cairn(['whoami'], { CAIRN_API_KEY: keyB, CAIRN_API_URL: viaB.url }));
+    expect(who.stdout).toMatch(new RegExp(`API URL\\s+${viaB.url} \\(from CAIRN_API_URL\\)`));
+    expect(who.stdout).toMatch(
+      /Note\s+the key comes from CAIRN_API_KEY, so profile "default" \(and its URL \S+\) is not used/,
+    );
+    // The profile alone: no note.
+    expect(expectOk(await cairn(['whoami'])).stdout).not.toMatch(/Note/);
   });
 
   it('an environment key never goes to a profile’s URL the user did not pick', async () => {

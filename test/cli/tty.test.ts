@@ -46,7 +46,7 @@ describe.skipIf(!hasScript)('on a terminal', { timeout: 120_000 }, () => {
   it('tables are coloured and uploads and downloads draw a progress bar with rate and ETA', async () => {
     const pushed = expectOk(await onTerminal(['push', big, '--session', 'tty']));
     expect(pushed.stdout).toMatch(finishedBar('push', 'big.bin'));
-    expect(pushed.stdout).toMatch(/\r\n\u001b\[36mart_\w{16}\u001b\[39m {2}big\.bin {2}6\.0 MB/);
+    expect(pushed.stdout).toMatch(/\r\n\u001b\[36mart_\w{16}\u001b\[39m {2}big\.bin +6\.0 MB/);
 
     const listed = expectOk(await onTerminal(['ls', '--session', 'tty']));
     expect(listed.stdout).toMatch(/\u001b\[1mID +\u001b\[22m/);

@@ -409,11 +409,11 @@ describe('uploadResumable', { timeout: 60_000 }, () => {
     expect(bad).toBeInstanceOf(CairnError);
     expect(bad).toMatchObject({ status: 400, code: 'invalid_request' });
 
-    // Free plan: at most 500,000,000 bytes. A sparse file one byte over is refused at creation.
+    // Free plan: at most 500 MiB (524,288,000 bytes). A sparse file one byte over is refused at creation.
     const freeKey = await s.createTenant('free-tus', 'free');
     const huge = `${tmp.dir}/huge.bin`;
     const fh = await open(huge, 'w');
-    await fh.truncate(500_000_001);
+    await fh.truncate(524_288_001);
     await fh.close();
     const tooBig = await caught(() => new CairnClient({ apiKey: freeKey, baseUrl: s.apiUrl }).uploadResumable(huge));
     expect(tooBig).toBeInstanceOf(CairnError);

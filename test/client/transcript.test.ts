@@ -18,11 +18,23 @@ import { clientFor } from './fixtures.js';
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
 const CLAUDE = {
   model: 'claude-sonnet-4-5-20250929',
-  modelsUsed: ['claude-sonnet-4-5-20250929', 'claude-opus-4-1-20250805'],
+  modelsUsed: ['claude-opus-4-1-20250805', 'claude-sonnet-4-5-20250929'],
+};
+/** The last assistant records are a subagent's (isSidechain) and a <synthetic> one. */
+const SUBAGENT_LAST = {
+  model: 'claude-opus-4-5-20251101',
+  modelsUsed: ['claude-haiku-4-5-20251001', 'claude-opus-4-5-20251101'],
 };
 
 describe('reading models', () => {
-  it('Claude Code JSONL: assistant records only, <synthetic> skipped, last and first-use order', () => {
+  it("the model is the last main-loop one, not a subagent's nor <synthetic>; models_used sorted, subagents' included", () => {
+    expect(scanTranscriptText(fixture('claude-code-subagent-last.jsonl'))).toEqual(SUBAGENT_LAST);
+    // Only a subagent named a model: that one, rather than none.
+    const side = `${JSON.stringify({ type: 'assistant', isSidechain: true, message: { role: 'assistant', model: 'sub' } })}\n`;
+    expect(scanTranscriptText(side)).toEqual({ model: 'sub', modelsUsed: ['sub'] });
+  });
+
+  it('Claude Code JSONL: assistant records only, <synthetic> skipped, the last model, models sorted', () => {
     expect(scanTranscriptText(fixture('claude-code-session.jsonl'))).toEqual(CLAUDE);
     const synthetic = `${JSON.stringify({ type: 'assistant', message: { role: 'assistant', model: '<synthetic>' } })}\n`;
     expect(scanTranscriptText(fixture('claude-code-session.jsonl') + synthetic)).toEqual(CLAUDE);
@@ -30,7 +42,7 @@ describe('reading models', () => {
   });
 
   it('OpenAI shapes: NDJSON, an array, {messages}, chat completion responses', () => {
-    const expected = { model: 'gpt-5', modelsUsed: ['gpt-5-mini', 'gpt-5'] };
+    const expected = { model: 'gpt-5', modelsUsed: ['gpt-5', 'gpt-5-mini'] };
     const lines = fixture('openai-chat.jsonl');
     expect(scanTranscriptText(lines)).toEqual(expected);
     const records = lines
@@ -114,5 +126,27 @@ describe('uploadTranscript and uploadTranscriptFile against a server', () => {
     const got = await client.download(rec.artifact_id);
     const text = Buffer.from(await new Response(got.body as ReadableStream).arrayBuffer()).toString();
     expect(text).toBe(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  });
+
+  it('transcript: true on uploadFile, uploadBytes and uploadResumable reads the models as the helpers do', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'cairn-transcript-'));
+    const file = path.join(dir, 'sub.jsonl');
+    const text = fixture('claude-code-subagent-last.jsonl');
+    await writeFile(file, text);
+    const expected = {
+      type: 'transcript',
+      model: SUBAGENT_LAST.model,
+      model_source: 'transcript',
+      models_used: SUBAGENT_LAST.modelsUsed.join(','),
+    };
+    for (const rec of [
+      await client.uploadFile(file, { transcript: true }),
+      await client.uploadBytes(text, { filename: 'sub.jsonl', transcript: true }),
+      await client.uploadResumable(file, { transcript: true }),
+    ]) {
+      expect(rec.metadata).toEqual(expected);
+    }
+    // Without the word, nothing is read.
+    expect((await client.uploadFile(file)).metadata).toEqual({});
   });
 });

@@ -306,6 +306,18 @@ export function artifactStoreContract(name: string, makeStore: MakeMetadataStore
         expect(await storage(A)).toBe(0);
       });
 
+      it('drops one pending row of its tenant, and nothing else', async () => {
+        const p = row(A.id, { status: 'pending', contentHash: '', sizeBytes: 0 });
+        await store.insertArtifact({ artifact: p, storageLimitBytes: UNLIMITED });
+        const live = await put(row(A.id));
+        expect(await store.dropPending(B.id, p.id)).toBe(false);
+        expect(await store.dropPending(A.id, live.id)).toBe(false);
+        expect(await store.dropPending(A.id, p.id)).toBe(true);
+        expect(await store.getArtifact(A.id, p.id)).toBeNull();
+        expect(await store.dropPending(A.id, p.id)).toBe(false);
+        expect(await store.getArtifact(A.id, live.id)).toMatchObject({ status: 'active' });
+      });
+
       it('activates only within the tenant and purges abandoned pending rows', async () => {
         const p = row(A.id, { status: 'pending', contentHash: '', sizeBytes: 0 });
         await store.insertArtifact({ artifact: p, storageLimitBytes: UNLIMITED });

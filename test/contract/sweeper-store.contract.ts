@@ -31,9 +31,9 @@ export function sweeperStoreContract(name: string, makeStore: MakeMetadataStore)
         await store.expireArtifacts(T0 + 50 * DAY, 100);
 
         const cutoff = T0 + 30 * DAY;
-        expect(await store.purgeArtifacts(cutoff, cutoff, 1)).toBe(1);
-        expect(await store.purgeArtifacts(cutoff, cutoff, 10)).toBe(1);
-        expect(await store.purgeArtifacts(cutoff, cutoff, 10)).toBe(0);
+        expect(await store.purgeArtifacts(cutoff, cutoff, 1, cutoff)).toBe(1);
+        expect(await store.purgeArtifacts(cutoff, cutoff, 10, cutoff)).toBe(1);
+        expect(await store.purgeArtifacts(cutoff, cutoff, 10, cutoff)).toBe(0);
         expect(await store.getArtifact(A.id, oldDeleted.id)).toBeNull();
         expect(await store.getArtifact(A.id, oldExpired.id)).toBeNull();
         expect(await store.getPageBySlug(p.slug)).toBeNull();
@@ -58,7 +58,7 @@ export function sweeperStoreContract(name: string, makeStore: MakeMetadataStore)
         expect(await store.markOrphanBlobs(T0 + 2, 100)).toBe(1);
         expect(await store.markOrphanBlobs(T0 + 2, 100)).toBe(0);
 
-        await store.purgeArtifacts(T0 + 2, T0 + 2, 100);
+        await store.purgeArtifacts(T0 + 2, T0 + 2, 100, T0 + 2);
         // `shared` is still referenced by `two`; `solo`'s bytes are orphaned now.
         expect(await store.markOrphanBlobs(T0 + 3, 100)).toBe(1);
 

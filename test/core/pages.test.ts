@@ -103,6 +103,25 @@ describe('publish', () => {
     await expect(h.core.pages.publish(t, svg, gated)).resolves.toMatchObject({ access: 'password' });
   });
 
+  it('the HTML refusal names what works instead, and on Free the plan reason too, in one answer', async () => {
+    const gated = { visibility: 'unlisted', access: 'password', password: 'pw' };
+    const pro = await h.tenant('pro-html');
+    const proHtml = (await h.upload(pro, '<p>x</p>', { filename: 'a.html' })).artifact_id;
+    const proErr = await h.core.pages.publish(pro, proHtml, gated).catch((e: unknown) => e);
+    expect(proErr).toMatchObject({ code: 'invalid_request', extras: {} });
+    expect((proErr as Error).message).toMatch(/^Password access is not available for HTML artifacts/);
+    expect((proErr as Error).message).toMatch(/download link/);
+    expect((proErr as Error).message).not.toMatch(/Pro plan/);
+    const free = await h.tenant('free-html', 'free');
+    const freeHtml = (await h.upload(free, '<p>x</p>', { filename: 'a.html' })).artifact_id;
+    const freeErr = await h.core.pages.publish(free, freeHtml, gated).catch((e: unknown) => e);
+    expect(freeErr).toMatchObject({ code: 'invalid_request', extras: { upgradeUrl: expect.any(String) } });
+    expect((freeErr as Error).message).toMatch(/not available for HTML artifacts.*also need the Pro plan/s);
+    // A non-HTML file on Free gets the plan's answer alone, as before.
+    const md = (await h.upload(free, '# x', { filename: 'a.md' })).artifact_id;
+    await expect(h.core.pages.publish(free, md, gated)).rejects.toMatchObject({ code: 'quota_exceeded' });
+  });
+
   it('of an artifact that cannot be read: 404 unknown or another tenant’s, 410 deleted, 410 expired', async () => {
     const t = await h.tenant('acme');
     for (const { why, id, code } of await h.unreadable(t)) {

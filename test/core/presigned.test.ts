@@ -228,3 +228,77 @@ describe('abandoned reservations', () => {
     expect((await h.refresh(t)).tenant.storageBytes).toBe(0);
   });
 });
+
+describe('a reservation its owner can find (issue 49: verify state after an ambiguous answer)', () => {
+  it('GET shows a pending artifact to its owner with status and held_until; nothing else can use it', async () => {
+    const t = await h.tenant('pro');
+    const other = await h.tenant('other', 'pro');
+    const ticket = await ticketFor(t, 5, { filename: 'big.bin', sessionId: 'run-1' });
+    const seen = await h.core.artifacts.get(t, ticket.artifact_id);
+    expect(seen).toMatchObject({
+      artifact_id: ticket.artifact_id,
+      filename: 'big.bin',
+      size_bytes: 5,
+      content_hash: '',
+      session_id: 'run-1',
+      status: 'pending',
+      held_until: iso(START + DAY_MS),
+    });
+    await expect(h.core.artifacts.get(other, ticket.artifact_id)).rejects.toMatchObject({ code: 'artifact_not_found' });
+    await expect(h.core.sharing.downloadUrl(t, ticket.artifact_id)).rejects.toMatchObject({
+      code: 'artifact_not_found',
+    });
+    await expect(h.core.sharing.createLink(t, ticket.artifact_id, {})).rejects.toMatchObject({
+      code: 'artifact_not_found',
+    });
+    // Lists stay what they were: active artifacts only.
+    expect((await h.core.artifacts.list(t, {})).artifacts).toEqual([]);
+    // Completed, it is the artifact's record as always, without the pending fields.
+    await put(ticket, 'hello');
+    const done = await h.core.presigned.complete(t, ticket.artifact_id);
+    expect(done).not.toHaveProperty('status');
+    expect(await h.core.artifacts.get(t, ticket.artifact_id)).not.toHaveProperty('held_until');
+  });
+
+  it('a reservation past its 24 hours is not found, as before', async () => {
+    const t = await h.tenant('pro');
+    const ticket = await ticketFor(t, 5);
+    h.clock.advance(DAY_MS);
+    await expect(h.core.artifacts.get(t, ticket.artifact_id)).rejects.toMatchObject({ code: 'artifact_not_found' });
+  });
+
+  it('an Idempotency-Key answers the same reservation with a fresh URL, and reserves nothing twice', async () => {
+    const t = await h.tenant('pro');
+    const first = await h.core.presigned.reserve(t, { filename: 'big.bin', sizeBytes: 5 }, 'k-1');
+    expect(first.replayed).toBe(false);
+    h.clock.advance(2 * HOUR_MS);
+    const again = await h.core.presigned.reserve(t, { filename: 'other.bin', sizeBytes: 9 }, 'k-1');
+    expect(again.replayed).toBe(true);
+    expect(again.ticket.artifact_id).toBe(first.ticket.artifact_id);
+    expect(again.ticket.upload_expires_at).toBe(iso(START + 3 * HOUR_MS));
+    // The fresh URL works (the first one has expired by now).
+    await expect(put(first.ticket, 'hello')).rejects.toMatchObject({ code: 'upload_not_found' });
+    expect(await put(again.ticket, 'hello')).toMatchObject({ size_bytes: 5 });
+    // Keys are per kind of call: the same key on a direct upload stores an artifact of its own.
+    const direct = await h.upload(t, 'x', { idempotencyKey: 'k-1' });
+    expect(direct.artifact_id).not.toBe(first.ticket.artifact_id);
+    // Once completed, a repeat says so instead of handing out a URL nobody can use.
+    await h.core.presigned.complete(t, first.ticket.artifact_id);
+    await expect(h.core.presigned.reserve(t, { filename: 'big.bin', sizeBytes: 5 }, 'k-1')).rejects.toMatchObject({
+      code: 'upload_not_found',
+      message: expect.stringContaining(first.ticket.artifact_id),
+    });
+    // A new key reserves a new one.
+    const fresh = await h.core.presigned.reserve(t, { filename: 'big.bin', sizeBytes: 5 }, 'k-2');
+    expect(fresh.ticket.artifact_id).not.toBe(first.ticket.artifact_id);
+  });
+
+  it('concurrent reservations with one key make one pending artifact', async () => {
+    const t = await h.tenant('pro');
+    const all = await Promise.all(
+      Array.from({ length: 5 }, () => h.core.presigned.reserve(t, { filename: 'big.bin', sizeBytes: 5 }, 'same')),
+    );
+    expect(new Set(all.map((r) => r.ticket.artifact_id)).size).toBe(1);
+    expect(all.filter((r) => !r.replayed)).toHaveLength(1);
+  });
+});

@@ -43,6 +43,16 @@ const SDK_METHODS: Record<string, { ts: string; py: string } | { serverOnly: str
   getResumableUploadOffset: { ts: 'uploadResumable', py: 'push_resumable' },
   appendToResumableUpload: { ts: 'uploadResumable', py: 'push_resumable' },
   terminateResumableUpload: { ts: 'terminateResumableUpload', py: 'terminate_resumable_upload' },
+  listEvents: { ts: 'listEvents', py: 'list_events' },
+  // The stream, followed with reconnects and Last-Event-ID.
+  streamEvents: { ts: 'followEvents', py: 'follow_events' },
+  createWebhook: { ts: 'createWebhook', py: 'create_webhook' },
+  listWebhooks: { ts: 'listWebhooks', py: 'list_webhooks' },
+  getWebhook: { ts: 'getWebhook', py: 'get_webhook' },
+  deleteWebhook: { ts: 'deleteWebhook', py: 'delete_webhook' },
+  rotateWebhookSecret: { ts: 'rotateWebhookSecret', py: 'rotate_webhook_secret' },
+  enableWebhook: { ts: 'enableWebhook', py: 'enable_webhook' },
+  listWebhookDeliveries: { ts: 'listWebhookDeliveries', py: 'webhook_deliveries' },
 };
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

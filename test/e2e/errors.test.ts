@@ -51,7 +51,7 @@ describe('error envelope', () => {
       [uploadMultipart(s.apiUrl, key, { content: 'late', before: { session_id: 'err-sess' } }), 409, 'session_sealed'],
       [api(s.apiUrl, key, 'GET', `/v1/artifacts/${gone.artifact_id}`), 410, 'artifact_already_deleted'],
       [
-        uploadJson(s.apiUrl, key, { filename: 'big', content: Buffer.alloc(10_000_001).toString('base64') }),
+        uploadJson(s.apiUrl, key, { filename: 'big', content: Buffer.alloc(10_485_761).toString('base64') }),
         413,
         'file_too_large',
       ],

@@ -122,7 +122,7 @@ describe('a key named twice in one JSON object', () => {
     const twice = await uploadJsonText('{"filename":"a.txt","filename":"b.txt","content":"aGk="}');
     expect(twice.status).toBe(400);
     expect(twice.json.error.message).toBe(
-      'The JSON body names the key "filename" twice in one object; send each key once.',
+      'The JSON body names the key "filename" twice in one object; send each key once',
     );
     // Deeper down, and spelt differently (an escape is the same key).
     const nested = await uploadJsonText('{"filename":"a.txt","content":"aGk=","metadata":{"run":1,"r\\u0075n":2}}');

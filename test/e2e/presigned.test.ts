@@ -45,8 +45,11 @@ describe('presigned upload: upload-url → PUT → complete', () => {
     expect(ticket.json).toMatchObject({ status: 'pending', upload_method: 'PUT', upload_headers: {} });
     const id = ticket.json.artifact_id as string;
 
-    // Pending: invisible to reads and lists, complete says the bytes are missing.
-    expect((await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}`)).status).toBe(404);
+    // Pending: its owner's GET says so (and until when it is held); lists leave it out; complete says the bytes are missing.
+    const pending = await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}`);
+    expect(pending.status).toBe(200);
+    expect(pending.json).toMatchObject({ artifact_id: id, status: 'pending', held_until: expect.any(String) });
+    expect((await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}/download-url`)).status).toBe(404);
     expect((await api(s.apiUrl, s.apiKey, 'GET', '/v1/artifacts?session_id=pre-1')).json.artifacts).toEqual([]);
     const early = await api(s.apiUrl, s.apiKey, 'POST', `/v1/artifacts/${id}/complete`);
     expect(early.status).toBe(409);

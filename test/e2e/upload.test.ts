@@ -360,7 +360,7 @@ describe('multipart upload', () => {
     expect(await stagingFiles(s)).toEqual([]);
   });
 
-  it('a file of 500,000,001 bytes is 413 file_too_large while streaming, with nothing staged or stored', async () => {
+  it('a file of 524,288,001 bytes (500 MiB + 1) is 413 file_too_large while streaming, with nothing staged or stored', async () => {
     const key = await s.createTenant('over-500mb', 'pro');
     const blobsBefore = await blobFiles(s);
     const outcome = await slowUpload(s.apiUrl, key, {
@@ -371,7 +371,7 @@ describe('multipart upload', () => {
     expect(outcome.status, outcome.error ?? outcome.body).toBe(413);
     const body = JSON.parse(outcome.body ?? '{}');
     expect(body.error).toMatchObject({ code: 'file_too_large', status: 413 });
-    expect(body.error.message).toMatch(/500/);
+    expect(body.error.message).toContain('500 MiB (524,288,000 bytes)');
     await eventually(async () => (await stagingFiles(s)).length === 0, 10_000, 'staging to be empty');
     expect(await blobFiles(s)).toEqual(blobsBefore);
     expect((await api(s.apiUrl, key, 'GET', '/v1/artifacts')).json.artifacts).toEqual([]);
@@ -441,20 +441,19 @@ describe('JSON base64 upload', () => {
     }
   });
 
-  it('over 10 MB decoded is 413 file_too_large and stores nothing', async () => {
+  it('over 10 MiB decoded is 413 file_too_large and stores nothing', async () => {
     const key = await s.createTenant('json-big', 'pro');
-    const exact = Buffer.alloc(10_000_000, 7);
+    // 10 MiB, as the hosted service's clients count it: 10,485,760 bytes pass, one more does not.
+    const exact = Buffer.alloc(10_485_760, 7);
     const ok = await uploadJson(s.apiUrl, key, { filename: 'ok.bin', content: exact.toString('base64') });
     expect(ok.status, ok.text.slice(0, 200)).toBe(201);
-    expect(ok.json.size_bytes).toBe(10_000_000);
-    const over = Buffer.alloc(10_000_001, 8);
-    expectError(
-      await uploadJson(s.apiUrl, key, { filename: 'big.bin', content: over.toString('base64') }),
-      413,
-      'file_too_large',
-    );
+    expect(ok.json.size_bytes).toBe(10_485_760);
+    const over = Buffer.alloc(10_485_761, 8);
+    const refused = await uploadJson(s.apiUrl, key, { filename: 'big.bin', content: over.toString('base64') });
+    expectError(refused, 413, 'file_too_large');
+    expect(refused.json.error.message).toContain('10 MiB (10,485,760 bytes)');
     // Far beyond: refused on the body size alone.
-    const huge = Buffer.alloc(11_000_000, 9);
+    const huge = Buffer.alloc(11_500_000, 9);
     expectError(
       await uploadJson(s.apiUrl, key, { filename: 'huge.bin', content: huge.toString('base64') }),
       413,
@@ -463,7 +462,7 @@ describe('JSON base64 upload', () => {
     const list = await api(s.apiUrl, key, 'GET', '/v1/artifacts');
     expect(list.json.artifacts.map((a: { filename: string }) => a.filename)).toEqual(['ok.bin']);
     expect(await blobFilesFor(s, sha256(over))).toEqual([]);
-    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.usage_storage_bytes).toBe(10_000_000);
+    expect((await api(s.apiUrl, key, 'GET', '/v1/whoami')).json.usage_storage_bytes).toBe(10_485_760);
   });
 });
 

@@ -83,6 +83,12 @@ export class Balancer {
     upstream.on('close', drop);
   }
 
+  /** Kills every open connection (a network drop); new ones are forwarded as before. */
+  dropAll(): void {
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+  }
+
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
     await new Promise((r) => this.server.close(r));

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
@@ -30,7 +32,7 @@ export interface CliOptions {
    * then both the terminal, and arrive together in `stdout` (`\r\n` line ends); with `stdoutTo`,
    * stdout goes to that file instead while stderr stays on the terminal.
    */
-  terminal?: { stdoutTo?: string };
+  terminal?: { stdoutTo?: string; columns?: number };
 }
 
 /** Whether `script` (util-linux) is there to give a child a pseudo-terminal. */
@@ -47,9 +49,18 @@ export function runCairn(args: string[], opts: CliOptions): Promise<CliRun> {
 export function spawnCairn(args: string[], opts: CliOptions): { child: ChildProcess; done: Promise<CliRun> } {
   const extra = opts.env ?? {};
   const env = childEnv({ CAIRN_CONFIG_DIR: opts.configDir, CAIRN_API_URL: opts.apiUrl, ...extra });
-  for (const k of ['SERVICE_API_KEY', 'NO_COLOR', 'FORCE_COLOR', 'XDG_CONFIG_HOME']) if (!(k in extra)) delete env[k];
+  // A test run inside an agent's session must not hand that session's id to `capture --snapshot`.
+  for (const k of [
+    'SERVICE_API_KEY',
+    'NO_COLOR',
+    'FORCE_COLOR',
+    'XDG_CONFIG_HOME',
+    'CLAUDE_SESSION_ID',
+    'CLAUDE_CODE_SESSION_ID',
+  ])
+    if (!(k in extra)) delete env[k];
   const [command, argv] = opts.terminal
-    ? ['script', ['-qec', terminalCommand(args, opts.terminal.stdoutTo), '/dev/null']]
+    ? ['script', ['-qec', terminalCommand(args, opts.terminal.stdoutTo, opts.terminal.columns), '/dev/null']]
     : [process.execPath, [BIN, ...args]];
   const child = spawn(command, argv, { cwd: opts.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
   const done = new Promise<CliRun>((resolve, reject) => {
@@ -71,9 +82,11 @@ export function spawnCairn(args: string[], opts: CliOptions): { child: ChildProc
   return { child, done };
 }
 
-function terminalCommand(args: string[], stdoutTo: string | undefined): string {
+/** The command `script` runs; with `columns`, on a terminal that many columns wide (as tmux or a window would be). */
+function terminalCommand(args: string[], stdoutTo: string | undefined, columns?: number): string {
   const line = [process.execPath, BIN, ...args].map(shellQuote).join(' ');
-  return stdoutTo === undefined ? line : `${line} > ${shellQuote(stdoutTo)}`;
+  const sized = columns === undefined ? line : `stty cols ${columns} rows 50 && ${line}`;
+  return stdoutTo === undefined ? sized : `${sized} > ${shellQuote(stdoutTo)}`;
 }
 
 /** A run that must have succeeded (the message on failure is its stderr). */
@@ -114,4 +127,13 @@ export async function cliWorkspace(apiUrl: string) {
     },
     remove: () => rm(work, { recursive: true, force: true }),
   };
+}
+
+/** A loopback URL with nothing listening (a port the OS handed out, then freed). */
+export async function deadLoopbackUrl(): Promise<string> {
+  const probe = net.createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const url = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+  await new Promise((r) => probe.close(r));
+  return url;
 }

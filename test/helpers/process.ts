@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 
@@ -46,6 +47,40 @@ export function runToExit(args: string[], env: Record<string, string>, boundMs =
   });
 }
 
+/**
+ * Writes a `cairn` into `dir` that runs this checkout's bin/cairn.js with this Node: put `dir`
+ * first on a child's PATH and `cairn` runs by name, as after `npm link`.
+ */
+export async function writeCairnShim(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'cairn'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`, { mode: 0o755 });
+}
+
+/**
+ * Runs any command to its end with exactly `env`, `input` on stdin (then closed), and collects
+ * its output. Asynchronous on purpose: a server under test in this process keeps answering.
+ */
+export function runCommand(
+  command: string,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string>; input?: string },
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
 export interface ServeProcess {
   child: ChildProcess;
   apiUrl: string;
@@ -61,14 +96,15 @@ export interface ServeProcess {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `cairn serve` on `dataDir` with OS-chosen ports and waits for its banner. */
+/** Starts `cairn serve` on `dataDir` with OS-chosen ports (on `node`) and waits for its banner. */
 export async function spawnServe(
   dataDir: string,
   extraEnv: Record<string, string> = {},
   timeoutMs = 20_000,
   nodeArgs: string[] = [],
+  node: string = process.execPath,
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'serve'], {
+  const child = spawn(node, [...nodeArgs, BIN, 'serve'], {
     env: childEnv({
       CAIRN_DATA_DIR: dataDir,
       CAIRN_API_PORT: '0',
@@ -90,7 +126,7 @@ export async function spawnServe(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
   });
-  const done = /curl .*\/v1\/artifacts|Create more tenants/;
+  const done = /curl [\s\S]*\/v1\/artifacts|Create more tenants/;
   const deadline = Date.now() + timeoutMs;
   while (!done.test(out)) {
     if (child.exitCode !== null || child.signalCode !== null) {

@@ -8,9 +8,9 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connectMcp, data, type McpSession, type ProxyFailure, startFlakyProxy } from './mcp-client.js';
 
 /**
- * What `cairn mcp` does when the API fails: repeat what is safe to repeat (path uploads included,
- * thanks to their idempotency key), and for the two tools that are not idempotent make one attempt
- * and say the outcome is unknown.
+ * What `cairn mcp` does when the API fails: repeat what is safe to repeat (path uploads and
+ * presigned reservations included, thanks to their idempotency key), and for create_download_link,
+ * which is not idempotent, make one attempt and say the outcome is unknown.
  */
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -75,22 +75,43 @@ describe('store_artifact from a path', () => {
   });
 });
 
-describe('request_upload_url: one attempt, and an ambiguity reply when the outcome is unknown', () => {
+describe('request_upload_url: an automatic Idempotency-Key, so a failed attempt is repeated safely', () => {
   for (const how of FAILURES) {
-    it(`after a failure (${how})`, async () => {
+    it(`after a failure (${how}) the repeat answers one reservation`, async () => {
       proxy.failNext((m, p) => m === 'POST' && p === '/v1/artifacts/upload-url', how);
       const { result, sent } = await counting('POST /v1/artifacts/upload-url', () =>
         mcp.call('request_upload_url', { filename: `big-${how}.bin`, size_bytes: 10 }),
       );
-      expect(sent).toBe(1);
-      expect(result.isError).toBe(true);
-      expect(result._meta).toMatchObject({ status: how === 'drop' ? 0 : 500, retry_hint: 'verify_state' });
-      const text = JSON.stringify(result.content);
-      expect(text).toMatch(/outcome is ambiguous/);
-      expect(text).toMatch(/Do NOT retry/);
-      expect(text).toMatch(/list_artifacts/);
+      expect(sent).toBe(2);
+      expect(result.isError).toBeFalsy();
+      const ticket = data(result);
+      const key = result._meta?.idempotency_key as string;
+      expect(key).toBeTypeOf('string');
+      // 'after' reached the server before the answer was lost: the repeat was answered with that reservation.
+      expect(result._meta?.replayed === true).toBe(how === 'after');
+      // The agent can see it, and asking again with the key reserves nothing new.
+      expect(data(await mcp.call('get_artifact', { artifact_id: ticket.artifact_id }))).toMatchObject({
+        status: 'pending',
+        filename: `big-${how}.bin`,
+      });
+      const again = await mcp.call('request_upload_url', {
+        filename: `big-${how}.bin`,
+        size_bytes: 10,
+        idempotency_key: key,
+      });
+      expect(data(again).artifact_id).toBe(ticket.artifact_id);
+      expect(again._meta).toMatchObject({ idempotency_key: key, replayed: true });
     });
   }
+
+  it('when every attempt fails it says to repeat with the same key, which it returns', async () => {
+    proxy.failNext((m, p) => m === 'POST' && p === '/v1/artifacts/upload-url', 'refuse', 4);
+    const result = await mcp.call('request_upload_url', { filename: 'never.bin', size_bytes: 10 });
+    expect(result.isError).toBe(true);
+    const key = result._meta?.idempotency_key as string;
+    expect(result._meta).toMatchObject({ status: 500, retry_hint: 'retry_later' });
+    expect(JSON.stringify(result.content)).toContain(`with the same idempotency_key (${key})`);
+  });
 });
 
 describe('a Cairn server that was killed', () => {
@@ -107,15 +128,14 @@ describe('a Cairn server that was killed', () => {
       serve.child.kill('SIGKILL');
       await serve.exited;
 
-      for (const [tool, args] of [
-        ['request_upload_url', { filename: 'x.bin', size_bytes: 10 }],
-        ['create_download_link', { artifact_id: rec.artifact_id }],
-      ] as const) {
-        const r = await s.call(tool, args);
-        expect(r.isError, tool).toBe(true);
-        expect(r._meta).toMatchObject({ status: 0, code: 'network_error', retry_hint: 'verify_state' });
-        expect(JSON.stringify(r.content)).toMatch(/outcome is ambiguous.*Do NOT retry/);
-      }
+      const link = await s.call('create_download_link', { artifact_id: rec.artifact_id });
+      expect(link.isError).toBe(true);
+      expect(link._meta).toMatchObject({ status: 0, code: 'network_error', retry_hint: 'verify_state' });
+      expect(JSON.stringify(link.content)).toMatch(/outcome is ambiguous.*Do NOT retry/);
+      // With its key, a reservation is safe to ask for again once the server is back.
+      const ticket = await s.call('request_upload_url', { filename: 'x.bin', size_bytes: 10 });
+      expect(ticket._meta).toMatchObject({ status: 0, code: 'network_error', retry_hint: 'retry_later' });
+      expect(ticket._meta?.idempotency_key).toBeTypeOf('string');
       const who = await s.call('whoami');
       expect(who._meta).toMatchObject({ status: 0, code: 'network_error', retry_hint: 'retry_later' });
     } finally {

@@ -87,7 +87,8 @@ describe('destructive-tool gating', () => {
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(byName.get('publish_artifact')?.annotations?.idempotentHint).toBe(true);
     expect(byName.get('create_download_link')?.annotations?.idempotentHint).toBe(false);
-    expect(byName.get('store_artifact')?.inputSchema.required).toEqual(['filename']);
+    // With `path` the file's own name is the default: nothing is required by the schema itself.
+    expect(byName.get('store_artifact')?.inputSchema.required).toBeUndefined();
   });
 
   it('--allow-destructive lists them without requiresConfirmation and allows the call', async () => {

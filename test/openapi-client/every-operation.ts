@@ -28,6 +28,8 @@ export const fitsSdk = {
   unpublished: (x: Schemas['UnpublishResult']): Sdk.UnpublishResult => x,
   gateInfo: (x: Schemas['GateInfo']): Sdk.GateInfo => x,
   unlocked: (x: Schemas['UnlockResult']): Sdk.UnlockResult => x,
+  event: (x: Schemas['Event']): Sdk.EventRecord => x,
+  eventList: (x: Schemas['EventList']): Sdk.EventList => x,
   error: (x: Schemas['ErrorEnvelope']): { error: { code: string; message: string; status: number } } => x,
 };
 
@@ -207,6 +209,38 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   const sessionLinkId: string | undefined = sessionLink.data?.link_id;
   const sessionLinks = await cairn.GET('/v1/sessions/{id}/links', { params: { path: { id: 'openapi-run' } } });
 
+  // The change feed: the list, then a stream from the start, read until its first event.
+  const events = await cairn.GET('/v1/events', { params: { query: { types: 'session.sealed' } } });
+  const sealedEvent: string | undefined = events.data?.events[0]?.type;
+  const abort = new AbortController();
+  const stream = await cairn.GET('/v1/events/stream', {
+    params: { query: { after: '0', types: 'artifact.deleted' } },
+    parseAs: 'stream',
+    signal: abort.signal,
+  });
+  let firstStreamed = '';
+  const reader = (stream.data as ReadableStream<Uint8Array> | undefined)?.getReader();
+  while (reader && !firstStreamed.includes('\n\n', firstStreamed.indexOf('data:'))) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    firstStreamed += new TextDecoder().decode(value);
+  }
+  abort.abort();
+  const streamedType = /^event: (.+)$/m.exec(firstStreamed)?.[1];
+
+  // Webhooks: made, listed, read, rotated, enabled, its (empty) log, deleted.
+  const hook = await cairn.POST('/v1/webhooks', {
+    body: { url: 'https://example.com/hooks/cairn', types: ['artifact.created'] },
+  });
+  if (!hook.data) fail('createWebhook', hook.error);
+  const hookId: string = hook.data.webhook_id;
+  const hooks = await cairn.GET('/v1/webhooks');
+  const oneHook = await cairn.GET('/v1/webhooks/{id}', { params: { path: { id: hookId } } });
+  const rotated = await cairn.POST('/v1/webhooks/{id}/rotate-secret', { params: { path: { id: hookId } } });
+  const enabled = await cairn.POST('/v1/webhooks/{id}/enable', { params: { path: { id: hookId } } });
+  const hookLog = await cairn.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: hookId } } });
+  const unhooked = await cairn.DELETE('/v1/webhooks/{id}', { params: { path: { id: hookId } } });
+
   return {
     getHealth: { status: health.response.status, detail: health.data?.status },
     getWhoami: { status: whoami.response.status, detail: plan },
@@ -247,5 +281,14 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     getArtifactsArchive: { status: listArchive.response.status, detail: signedArchive(listArchive) },
     createSessionLink: { status: sessionLink.response.status, detail: sessionLinkId?.slice(0, 4) },
     listSessionLinks: { status: sessionLinks.response.status, detail: sessionLinks.data?.links.length },
+    listEvents: { status: events.response.status, detail: sealedEvent },
+    streamEvents: { status: stream.response.status, detail: streamedType },
+    createWebhook: { status: hook.response.status, detail: hook.data.secret.slice(0, 6) },
+    listWebhooks: { status: hooks.response.status, detail: hooks.data?.webhooks.length },
+    getWebhook: { status: oneHook.response.status, detail: oneHook.data?.status },
+    rotateWebhookSecret: { status: rotated.response.status, detail: rotated.data?.secret !== hook.data.secret },
+    enableWebhook: { status: enabled.response.status, detail: enabled.data?.status },
+    listWebhookDeliveries: { status: hookLog.response.status, detail: hookLog.data?.deliveries.length },
+    deleteWebhook: { status: unhooked.response.status, detail: unhooked.data?.deleted },
   };
 }

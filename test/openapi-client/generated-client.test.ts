@@ -202,6 +202,15 @@ describe('a client generated from it', () => {
       getArtifactsArchive: { status: 303, detail: true },
       createSessionLink: { status: 201, detail: 'lnk_' },
       listSessionLinks: { status: 200, detail: 1 },
+      listEvents: { status: 200, detail: 'session.sealed' },
+      streamEvents: { status: 200, detail: 'artifact.deleted' },
+      createWebhook: { status: 201, detail: 'whsec_' },
+      listWebhooks: { status: 200, detail: 1 },
+      getWebhook: { status: 200, detail: 'active' },
+      rotateWebhookSecret: { status: 200, detail: true },
+      enableWebhook: { status: 200, detail: 'active' },
+      listWebhookDeliveries: { status: 200, detail: 0 },
+      deleteWebhook: { status: 200, detail: true },
     });
   });
 

@@ -25,8 +25,11 @@ const preview = (text: string, filename = 'a.js'): RenderJob => ({
     sizeBytes: text.length,
   },
 });
-/** Markdown that takes markdown-it seconds to parse: a list item per line. */
-const slowMarkdown: RenderJob = { kind: 'markdown', source: '-\n'.repeat(1024 * 1024), title: 'slow' };
+/**
+ * Markdown that takes markdown-it many seconds of CPU to parse (a list item per line; about 8 s on
+ * a quiet 2-core machine), so that it outlasts any time limit below.
+ */
+const slowMarkdown: RenderJob = { kind: 'markdown', source: '-\n'.repeat(4 * 1024 * 1024), title: 'slow' };
 
 describe('RenderPool', () => {
   it('renders on a worker exactly what rendering in place gives', async () => {
@@ -39,7 +42,9 @@ describe('RenderPool', () => {
   });
 
   it('stops a render past its time limit, and goes on with a new worker', async () => {
-    const p = pool({ workers: 1, timeLimitMs: 300 });
+    // The limit is far below the slow job's CPU and far above a tiny job's first render on a fresh
+    // worker, which on a machine running many other processes took several hundred milliseconds.
+    const p = pool({ workers: 1, timeLimitMs: 1_500 });
     expect(await p.render(slowMarkdown)).toEqual({ refused: 'timed_out' });
     expect(await p.render(preview('let y = 2;\n'))).toEqual({ doc: renderDocument(preview('let y = 2;\n')) });
   });

@@ -1,7 +1,8 @@
 import { CairnError } from './errors.js';
+import type { FollowEventsOptions } from './events.js';
 import { walkPages } from './iterate.js';
 import { artifactsQuery, sessionsQuery } from './query.js';
-import { scanTranscriptFile, scanTranscriptText, withTranscriptModels } from './transcript.js';
+import { lacksTranscriptModels, scanTranscriptFile, scanTranscriptText, withTranscriptModels } from './transcript.js';
 import { type Call, followedUncertainAttempt, Transport } from './transport.js';
 import type {
   ArchiveFormat,
@@ -11,9 +12,13 @@ import type {
   BatchDownloadUrls,
   CairnClientOptions,
   DeleteResult,
+  DeleteWebhookResult,
+  DeliveryList,
   DownloadResult,
   DownloadToFileOptions,
   DownloadUrl,
+  EventList,
+  EventRecord,
   GateInfo,
   LinkList,
   LinkRecord,
@@ -40,9 +45,14 @@ import type {
   UploadOptions,
   UploadStreamOptions,
   UploadTicket,
+  WebhookCreated,
+  WebhookList,
+  WebhookRecord,
+  WebhookSecret,
   WhoAmI,
 } from './types.js';
 import { CAIRN_VERSION } from './version.js';
+import { uploadWireFields } from './wire-fields.js';
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 /**
@@ -58,6 +68,26 @@ const seg = encodeURIComponent;
 // only lists or reads records (a CLI command, an MCP server answering a question) never loads them.
 const uploads = () => import('./uploads.js');
 const resumable = () => import('./resumable.js');
+const events = () => import('./events.js');
+
+/** The filters of `GET /v1/events`. */
+export interface ListEventsQuery {
+  /** Only events after this event id. */
+  after?: string;
+  cursor?: string;
+  limit?: number;
+  /** Event types or prefixes (`artifact.*`). */
+  types?: string[];
+  sessionId?: string;
+}
+
+const eventsQuery = (q: ListEventsQuery) => ({
+  after: q.after,
+  cursor: q.cursor,
+  limit: q.limit === undefined ? undefined : String(q.limit),
+  types: q.types?.join(','),
+  session_id: q.sessionId,
+});
 
 /** The Cairn API from TypeScript: wire records as-is (snake_case), options in camelCase. */
 export class CairnClient {
@@ -104,7 +134,8 @@ export class CairnClient {
   /** Multipart, streamed from disk; retried (file re-opened) on 5xx/network only with an idempotencyKey. */
   async uploadFile(path: string, opts: UploadOptions = {}): Promise<ArtifactRecord> {
     const { fileMultipart } = await uploads();
-    return this.upload({ stream: await fileMultipart(path, opts) }, opts);
+    const sent = await withModelsOfFile(path, opts);
+    return this.upload({ stream: await fileMultipart(path, sent) }, sent);
   }
 
   /**
@@ -114,7 +145,7 @@ export class CairnClient {
    * artifact (`GET /v1/artifacts/{id}`). `onUploadUrl` gets the URL to keep for a later resume.
    */
   async uploadResumable(path: string, opts: ResumableUploadOptions = {}): Promise<ArtifactRecord> {
-    return (await resumable()).uploadResumable(this.http, path, opts);
+    return (await resumable()).uploadResumable(this.http, path, await withModelsOfFile(path, opts));
   }
 
   /** The server's tus endpoint (`OPTIONS /v1/uploads/tus`), or null on a Cairn without one (404). */
@@ -133,8 +164,12 @@ export class CairnClient {
     return this.upload({ stream: streamMultipart(body, opts) }, opts);
   }
 
-  /** JSON body with base64 content (the server takes up to 10 MB decoded). */
+  /** JSON body with base64 content (the server takes up to 10 MiB, 10,485,760 bytes, decoded). */
   async uploadBytes(content: Uint8Array | string, opts: UploadBytesOptions): Promise<ArtifactRecord> {
+    if (opts.transcript && lacksTranscriptModels(opts.metadata)) {
+      const text = typeof content === 'string' ? content : Buffer.from(content).toString('utf8');
+      opts = { ...opts, metadata: withTranscriptModels(opts.metadata, scanTranscriptText(text)) };
+    }
     const body = (await uploads()).jsonUploadBody(content, opts);
     const size = Buffer.byteLength(body.content, 'base64');
     opts.onProgress?.(0, size);
@@ -152,13 +187,12 @@ export class CairnClient {
    * set wins, and `model_source` is then left unset.
    */
   async uploadTranscriptFile(path: string, opts: UploadOptions = {}): Promise<ArtifactRecord> {
-    const metadata = withTranscriptModels(opts.metadata, await scanTranscriptFile(path));
-    return this.uploadFile(path, { ...opts, metadata, transcript: true });
+    return this.uploadFile(path, { ...opts, transcript: true });
   }
 
   /**
    * A transcript from memory: NDJSON text or bytes, or a list of records (written as NDJSON).
-   * Metadata as for uploadTranscriptFile. Sent as one JSON body (the server takes up to 10 MB).
+   * Metadata as for uploadTranscriptFile. Sent as one JSON body (the server takes up to 10 MiB, 10,485,760 bytes).
    */
   uploadTranscript(
     content: string | Uint8Array | readonly unknown[],
@@ -170,10 +204,9 @@ export class CairnClient {
         : content instanceof Uint8Array
           ? Buffer.from(content).toString('utf8')
           : content.map((r) => `${JSON.stringify(r)}\n`).join('');
-    const metadata = withTranscriptModels(opts.metadata, scanTranscriptText(text));
     const filename = opts.filename ?? 'transcript.ndjson';
     const body = content instanceof Uint8Array ? content : text;
-    return this.uploadBytes(body, { ...opts, filename, metadata, transcript: true });
+    return this.uploadBytes(body, { ...opts, filename, transcript: true });
   }
 
   /** `POST /v1/artifacts`: retried on 5xx/network only with an idempotency key; reports replays. */
@@ -301,22 +334,21 @@ export class CairnClient {
 
   // ---- presigned uploads (Pro) ----
 
-  /** Non-idempotent (each call reserves a new artifact): never retried on 5xx or network errors. */
-  requestUploadUrl(input: RequestUploadUrlInput): Promise<UploadTicket> {
-    return this.http.json({
+  /**
+   * Each call reserves a new artifact, so without `idempotencyKey` it is never retried on 5xx or
+   * network errors; with one it is, and a repeat answers the same reservation.
+   */
+  async requestUploadUrl(input: RequestUploadUrlInput): Promise<UploadTicket> {
+    const key = input.idempotencyKey;
+    const { body, headers } = await this.http.jsonWithHeaders<UploadTicket>({
       method: 'POST',
       path: '/v1/artifacts/upload-url',
-      json: {
-        filename: input.filename,
-        size_bytes: input.sizeBytes,
-        content_type: input.contentType,
-        session_id: input.sessionId,
-        agent_id: input.agentId,
-        metadata: input.metadata,
-        ttl: input.ttl,
-      },
-      idempotent: false,
+      json: { ...uploadWireFields(input), size_bytes: input.sizeBytes },
+      headers: key === undefined ? undefined : { 'idempotency-key': key },
+      idempotent: key !== undefined,
     });
+    input.onResponse?.({ replayed: headers.get('idempotent-replayed') === 'true' });
+    return body;
   }
 
   /** PUTs the file to the ticket's URL with its headers only (the URL itself is the credential). */
@@ -493,4 +525,78 @@ export class CairnClient {
       idempotent: false,
     });
   }
+
+  // ---- the change feed ----
+
+  /** A page of events, oldest first (`GET /v1/events`). */
+  listEvents(q: ListEventsQuery = {}): Promise<EventList> {
+    return this.get('/v1/events', eventsQuery(q));
+  }
+
+  /** Every event kept that matches, oldest first, page by page. */
+  iterateEvents(q: ListEventsQuery = {}): AsyncIterable<EventRecord> {
+    return walkPages(
+      (cursor) => this.listEvents(cursor === undefined ? q : { ...q, after: undefined, cursor }),
+      (page) => page.events,
+    );
+  }
+
+  /**
+   * The events as they happen (`GET /v1/events/stream`), for as long as you iterate; reconnects
+   * by itself with Last-Event-ID, so none is missed or repeated. End it with `opts.signal`.
+   */
+  async *followEvents(opts: FollowEventsOptions = {}): AsyncGenerator<EventRecord> {
+    yield* (await events()).followEvents(this.http, opts);
+  }
+
+  // ---- webhooks ----
+
+  /** The secret (`whsec_…`) is in this answer only: keep it to verify deliveries (`verifyWebhook`). */
+  createWebhook(input: { url: string; types?: string[]; sessionId?: string }): Promise<WebhookCreated> {
+    return this.http.json({
+      method: 'POST',
+      path: '/v1/webhooks',
+      json: { url: input.url, types: input.types, session_id: input.sessionId },
+      // Each call makes a webhook: never repeated on its own.
+      idempotent: false,
+    });
+  }
+
+  listWebhooks(q: { cursor?: string; limit?: number } = {}): Promise<WebhookList> {
+    return this.get('/v1/webhooks', { cursor: q.cursor, limit: q.limit === undefined ? undefined : String(q.limit) });
+  }
+
+  getWebhook(id: string): Promise<WebhookRecord> {
+    return this.get(`/v1/webhooks/${seg(id)}`);
+  }
+
+  deleteWebhook(id: string): Promise<DeleteWebhookResult> {
+    return this.http.json({ method: 'DELETE', path: `/v1/webhooks/${seg(id)}`, idempotent: true });
+  }
+
+  /** A new secret; deliveries carry the old one's signature too for 24 hours. */
+  rotateWebhookSecret(id: string): Promise<WebhookSecret> {
+    return this.http.json({ method: 'POST', path: `/v1/webhooks/${seg(id)}/rotate-secret`, idempotent: false });
+  }
+
+  /** A disabled webhook active again, from the event it stopped at. */
+  enableWebhook(id: string): Promise<WebhookRecord> {
+    return this.http.json({ method: 'POST', path: `/v1/webhooks/${seg(id)}/enable`, idempotent: true });
+  }
+
+  listWebhookDeliveries(id: string, q: { cursor?: string; limit?: number } = {}): Promise<DeliveryList> {
+    return this.get(`/v1/webhooks/${seg(id)}/deliveries`, {
+      cursor: q.cursor,
+      limit: q.limit === undefined ? undefined : String(q.limit),
+    });
+  }
+}
+
+/**
+ * `transcript: true` means the same on every upload: the models the transcript names are read
+ * into the metadata (`model`, `model_source`, `models_used`), never over what the caller set.
+ */
+async function withModelsOfFile<T extends UploadOptions>(path: string, opts: T): Promise<T> {
+  if (!opts.transcript || !lacksTranscriptModels(opts.metadata)) return opts;
+  return { ...opts, metadata: withTranscriptModels(opts.metadata, await scanTranscriptFile(path)) };
 }

@@ -1,6 +1,7 @@
 /** Cairn's TypeScript SDK: `new CairnClient({ apiKey })`. See docs/sdk-typescript.md. */
-export { CairnClient, DEFAULT_BASE_URL } from './client.js';
+export { CairnClient, DEFAULT_BASE_URL, type ListEventsQuery } from './client.js';
 export { CairnError } from './errors.js';
+export { type FollowEventsOptions, verifyWebhook } from './events.js';
 export { deriveIdempotencyKey, deriveSuccessorKey, type IdempotencyParts, sha256File } from './hashing.js';
 export {
   modelOfRecord,
@@ -18,9 +19,15 @@ export type {
   BatchDownloadUrls,
   CairnClientOptions,
   DeleteResult,
+  DeleteWebhookResult,
+  DeliveryList,
+  DeliveryRecord,
   DownloadResult,
   DownloadToFileOptions,
   DownloadUrl,
+  EventList,
+  EventRecord,
+  EventType,
   GateInfo,
   LinkList,
   LinkRecord,
@@ -29,6 +36,7 @@ export type {
   ListLinksQuery,
   ListSessionsQuery,
   PageRef,
+  PageState,
   ProgressFn,
   PublishOptions,
   PublishResult,
@@ -49,6 +57,11 @@ export type {
   UploadResponseInfo,
   UploadStreamOptions,
   UploadTicket,
+  WebhookCreated,
+  WebhookDisabled,
+  WebhookList,
+  WebhookRecord,
+  WebhookSecret,
   WhoAmI,
 } from './types.js';
 export { artifactIdOfUploadUrl } from './upload-url.js';

@@ -5,4 +5,6 @@
 export { nodeCrypto } from './builtins.js';
 export { walkPages } from './iterate.js';
 export { artifactsQuery, sessionsQuery } from './query.js';
+export { lacksTranscriptModels, TranscriptModelScanner } from './transcript.js';
 export { CAIRN_VERSION } from './version.js';
+export { uploadWireFields } from './wire-fields.js';

@@ -39,6 +39,13 @@ export interface ArtifactRecord {
   expires_at: Timestamp | null;
   /** The live page, on a single GET; always null in lists. */
   page: PageSummary | null;
+  /**
+   * Only on a pending artifact, which only its owner's GET shows (a presigned or resumable upload
+   * not completed yet): absent once it is stored.
+   */
+  status?: 'pending';
+  /** Only with `status: "pending"`: when the reservation is released unless the upload is completed. */
+  held_until?: Timestamp;
 }
 
 export interface ArtifactList extends Pagination {
@@ -219,4 +226,107 @@ export interface WhoAmI {
   requests_month_resets_at: Timestamp;
   /** The unit of rate_limit_sustained. */
   rate_limit_unit: 'requests_per_second';
+}
+
+/** The kinds of event of the change feed. */
+export type EventType =
+  | 'artifact.created'
+  | 'artifact.deleted'
+  | 'artifact.expired'
+  | 'artifact.purged'
+  | 'session.sealed'
+  | 'page.published'
+  | 'page.updated'
+  | 'page.unpublished'
+  | 'page.taken_down'
+  | 'link.created'
+  | 'link.revoked'
+  | 'webhook.disabled';
+
+/** A page as its events show it. */
+export interface PageState {
+  page_id: string;
+  artifact_id: string;
+  public_url: string;
+  visibility: 'unlisted' | 'public';
+  access: 'none' | 'password';
+  title: string | null;
+  /** Whether the page is served now. */
+  live: boolean;
+  /** Whether an operator took it down. */
+  taken_down: boolean;
+}
+
+/** What a `webhook.disabled` event carries. */
+export interface WebhookDisabled {
+  webhook_id: string;
+  url: string;
+  disabled_at: Timestamp;
+  reason: string;
+}
+
+/** One event of the change feed: what changed, with the record it concerns as it was after the change. */
+export interface EventRecord {
+  /** `evt_` + 16 digits: ids sort in the order the changes were made. */
+  event_id: string;
+  type: EventType;
+  created_at: Timestamp;
+  data: ArtifactRecord | SessionRecord | PageState | LinkRecord | WebhookDisabled;
+}
+
+export interface EventList extends Pagination {
+  /** Oldest first. */
+  events: EventRecord[];
+}
+
+/** A webhook endpoint (its secret is shown only when made or rotated). */
+export interface WebhookRecord {
+  /** `wh_` + 16 letters and digits. */
+  webhook_id: string;
+  url: string;
+  /** null: every type. */
+  types: EventType[] | null;
+  session_id: string | null;
+  status: 'active' | 'disabled';
+  created_at: Timestamp;
+  disabled_at: Timestamp | null;
+  failing_since: Timestamp | null;
+  /** The last event delivered (or passed over by the filters); null before the first. */
+  last_event_id: string | null;
+}
+
+export interface WebhookCreated extends WebhookRecord {
+  /** `whsec_…`: verify deliveries with it (Standard Webhooks). */
+  secret: string;
+}
+
+export interface WebhookList extends Pagination {
+  webhooks: WebhookRecord[];
+}
+
+export interface WebhookSecret {
+  webhook_id: string;
+  secret: string;
+}
+
+export interface DeleteWebhookResult {
+  webhook_id: string;
+  deleted: true;
+}
+
+/** One delivery attempt of an event to a webhook. */
+export interface DeliveryRecord {
+  delivery_id: string;
+  event_id: string;
+  event_type: EventType;
+  attempt: number;
+  delivered: boolean;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: Timestamp;
+}
+
+export interface DeliveryList extends Pagination {
+  deliveries: DeliveryRecord[];
 }

@@ -3,14 +3,18 @@ import { stat } from 'node:fs/promises';
 
 /**
  * The models a transcript names, for the conventional metadata (`model`, `model_source`,
- * `models_used`). Recognised: Claude Code session JSONL (`message.model` of assistant records;
- * its `<synthetic>` placeholder is not a model) and OpenAI-shaped records (`model` on a chat
- * message or a chat completion response). Lines that are not JSON are skipped.
+ * `models_used`), read as the hosted service's capture hook reads them. Recognised: Claude Code
+ * session JSONL (`message.model` of assistant records; its `<synthetic>` placeholder is not a
+ * model, and records with `isSidechain: true` are a subagent's) and OpenAI-shaped records
+ * (`model` on a chat message or a chat completion response). Lines that are not JSON are skipped.
  */
 export interface TranscriptModels {
-  /** The last model seen, or null. */
+  /**
+   * The model of the last main-loop record (a subagent's records do not count), or null; when
+   * every record is a subagent's, the last of those.
+   */
   model: string | null;
-  /** Every distinct model, in order of first use. */
+  /** Every distinct model, subagents' included, sorted. */
   modelsUsed: string[];
 }
 
@@ -32,14 +36,16 @@ export function modelOfRecord(r: unknown): string | null {
 
 export class TranscriptModelScanner {
   private readonly seen = new Set<string>();
-  private last: string | null = null;
+  private lastMain: string | null = null;
+  private lastSide: string | null = null;
 
   /** One record (already parsed). */
   addRecord(r: unknown): void {
     const m = modelOfRecord(r);
     if (m === null) return;
     this.seen.add(m);
-    this.last = m;
+    if (isRec(r) && r.isSidechain === true) this.lastSide = m;
+    else this.lastMain = m;
   }
 
   /** One NDJSON line. */
@@ -72,7 +78,7 @@ export class TranscriptModelScanner {
   }
 
   result(): TranscriptModels {
-    return { model: this.last, modelsUsed: [...this.seen] };
+    return { model: this.lastMain ?? this.lastSide, modelsUsed: [...this.seen].sort() };
   }
 }
 
@@ -95,6 +101,11 @@ export async function scanTranscriptFile(path: string): Promise<TranscriptModels
   if (found.modelsUsed.length > 0 || (await stat(path)).size > WHOLE_JSON_MAX_BYTES) return found;
   const { readFile } = await import('node:fs/promises');
   return scanTranscriptText(await readFile(path, 'utf8'));
+}
+
+/** Whether a transcript upload's metadata lacks something a scan of its models would fill. */
+export function lacksTranscriptModels(metadata: Record<string, unknown> | undefined): boolean {
+  return metadata?.model === undefined || metadata.models_used === undefined;
 }
 
 /**

@@ -26,11 +26,18 @@ export type {
   ArtifactRecord,
   BatchDownloadUrl,
   BatchDownloadUrls,
+  DeleteWebhookResult,
+  DeliveryList,
+  DeliveryRecord,
   DownloadUrl,
+  EventList,
+  EventRecord,
+  EventType,
   GateInfo,
   LinkList,
   LinkRecord,
   ListedLink,
+  PageState,
   PublishResult,
   RevokeLinkResult,
   SealResult,
@@ -41,6 +48,11 @@ export type {
   UnlockResult,
   UnpublishResult,
   UploadTicket,
+  WebhookCreated,
+  WebhookDisabled,
+  WebhookList,
+  WebhookRecord,
+  WebhookSecret,
 } from './records.js';
 
 /** WhoAmI's additive fields: an older Cairn, or the hosted service, omits them. */
@@ -168,6 +180,13 @@ export interface RequestUploadUrlInput {
   agentId?: string;
   metadata?: Record<string, unknown>;
   ttl?: string;
+  /**
+   * A repeat with the same key within 24 hours answers the same pending artifact (with a fresh
+   * URL) instead of reserving another; with a key the call is retried on 5xx and network errors.
+   */
+  idempotencyKey?: string;
+  /** Called once the reservation is answered: `replayed` when the key answered an earlier one. */
+  onResponse?: (info: UploadResponseInfo) => void;
 }
 
 export interface PublishOptions {

@@ -5,34 +5,22 @@ import { Readable } from 'node:stream';
 import { planMultipart } from './multipart.js';
 import type { StreamingBody } from './transport.js';
 import type { ProgressFn, StreamBody, UploadOptions } from './types.js';
+import { uploadWireFields } from './wire-fields.js';
 
 /** The multipart text fields of an upload, in wire names. */
 export function uploadFields(opts: UploadOptions, filename: string): Record<string, string | undefined> {
+  const wire = uploadWireFields({ ...opts, filename });
   return {
-    filename,
-    content_type: opts.contentType,
-    session_id: opts.sessionId,
-    agent_id: opts.agentId,
-    ttl: opts.ttl,
-    metadata: opts.metadata === undefined ? undefined : JSON.stringify(opts.metadata),
-    transcript: opts.transcript ? 'true' : undefined,
+    ...wire,
+    metadata: wire.metadata === undefined ? undefined : JSON.stringify(wire.metadata),
+    transcript: wire.transcript ? 'true' : undefined,
   };
 }
 
 /** The JSON (base64) upload body, in wire names. */
 export function jsonUploadBody(content: Uint8Array | string, opts: UploadOptions & { filename: string }) {
   const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content);
-  return {
-    filename: opts.filename,
-    content: bytes.toString('base64'),
-    content_encoding: 'base64',
-    content_type: opts.contentType,
-    session_id: opts.sessionId,
-    agent_id: opts.agentId,
-    metadata: opts.metadata,
-    ttl: opts.ttl,
-    transcript: opts.transcript,
-  };
+  return { ...uploadWireFields(opts), content: bytes.toString('base64'), content_encoding: 'base64' };
 }
 
 /** A multipart body that re-opens the file on every attempt, so it can be retried. */

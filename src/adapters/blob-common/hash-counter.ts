@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { CairnError } from '../../shared/cairn-error.js';
+import { limitText } from '../../shared/upload-limits.js';
 
 /**
  * Hashes (SHA-256) and counts bytes on their way to a blob store, failing as soon as the limit is
@@ -22,7 +23,7 @@ export class HashCounter extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.maxBytes) {
-      done(new CairnError('file_too_large', `Content is larger than the limit of ${this.maxBytes} bytes.`));
+      done(new CairnError('file_too_large', `Content is larger than the limit of ${limitText(this.maxBytes)}.`));
       return;
     }
     this.hash.update(chunk);

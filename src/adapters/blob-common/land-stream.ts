@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { LandResult } from '../../ports/blob-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
+import { limitText } from '../../shared/upload-limits.js';
 
 /**
  * Feeds `source` to `write` chunk by chunk, hashing it on the way, for the `land` of every blob
@@ -29,7 +30,7 @@ export async function feedLanding(
     if (sizeBytes > maxBytes) {
       // Drained, not destroyed: the refusal (413) is still answered on this connection.
       source.resume();
-      throw new CairnError('file_too_large', `Content is larger than the limit of ${maxBytes} bytes.`);
+      throw new CairnError('file_too_large', `Content is larger than the limit of ${limitText(maxBytes)}.`);
     }
     hash.update(next.value);
     await write(next.value);

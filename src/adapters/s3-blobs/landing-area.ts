@@ -13,6 +13,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { LandResult, StagedBlob } from '../../ports/blob-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
+import { limitText } from '../../shared/upload-limits.js';
 import { HashCounter } from '../blob-common/hash-counter.js';
 import { feedLanding } from '../blob-common/land-stream.js';
 import { checkLandingKey } from '../blob-common/landing-key.js';
@@ -147,7 +148,7 @@ export class LandingArea {
     }
     if (head.ContentLength !== landed.sizeBytes) return null;
     if (landed.sizeBytes > maxBytes) {
-      throw new CairnError('file_too_large', `Content is larger than the limit of ${maxBytes} bytes.`);
+      throw new CairnError('file_too_large', `Content is larger than the limit of ${limitText(maxBytes)}.`);
     }
     return {
       stagingId: randomBytes(16).toString('hex'),

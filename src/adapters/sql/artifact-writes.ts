@@ -1,7 +1,9 @@
 import type { ArtifactRow, InsertArtifactInput, InsertArtifactResult } from '../../ports/metadata-store.js';
 import { CairnError } from '../../shared/cairn-error.js';
 import type { Dialect } from './dialect.js';
-import { ARTIFACTS, assertStorableMetadata, metadataIndexValue, summed } from './rows.js';
+import { appendEvents, artifactEvent, type NewEvent, pageEvent } from './events.js';
+import { ARTIFACTS, assertStorableMetadata, metadataIndexValue, PAGES, summed } from './rows.js';
+import type { Stored } from './table.js';
 import { lockTenant } from './tenants.js';
 import { all, one, run, type Work } from './work.js';
 
@@ -43,7 +45,11 @@ export function* insertArtifact(d: Dialect, input: InsertArtifactInput): Work<In
   // Every check that can refuse comes before the artifact row; a throw rolls back the rest.
   if (a.status === 'active') yield* addLiveReference(d, a, input.storageLimitBytes);
   yield* run(ARTIFACTS.insert, ARTIFACTS.values(a));
-  if (a.status === 'active') yield* indexAndCount(d, a);
+  if (a.status === 'active') {
+    yield* indexAndCount(d, a);
+    // A pending row is invisible: its event comes when it becomes active.
+    yield* appendEvents(d, [artifactEvent('artifact.created', a, a.createdAt)]);
+  }
   return { kind: 'created', artifact: a };
 }
 
@@ -93,6 +99,7 @@ export function* activateArtifact(d: Dialect, row: ArtifactRow, limit: number, n
     [a.createdAt, a.expiresAt, a.id],
   );
   yield* indexAndCount(d, a);
+  yield* appendEvents(d, [artifactEvent('artifact.created', a, now)]);
   return a;
 }
 
@@ -146,12 +153,19 @@ function* indexMetadata(d: Dialect, a: ArtifactRow): Work<void> {
  */
 export function* retireArtifacts(d: Dialect, ids: string[], to: 'deleted' | 'expired', now: number): Work<number> {
   if (ids.length === 0) return 0;
-  const moved = yield* all<{ id: string; tenant_id: string; content_hash: string; session_id: string | null }>(
+  const movedRows = yield* all<Stored>(
     `UPDATE artifacts SET status = ?, deleted_at = ? WHERE ${d.inList('id')} AND status = 'active'
-     RETURNING id, tenant_id, content_hash, session_id`,
+     RETURNING ${ARTIFACTS.list}`,
     [to, to === 'deleted' ? now : null, d.list(ids)],
   );
-  if (moved.length === 0) return 0;
+  if (movedRows.length === 0) return 0;
+  const retired = movedRows.map((r) => ARTIFACTS.read(r));
+  const moved = retired.map((a) => ({
+    id: a.id,
+    tenant_id: a.tenantId,
+    content_hash: a.contentHash,
+    session_id: a.sessionId,
+  }));
 
   // Set-wise, each a statement of a fixed text over the batch's rows as one JSON parameter, so a
   // sweeper batch holds its locks for a handful of round trips.
@@ -182,15 +196,32 @@ export function* retireArtifacts(d: Dialect, ids: string[], to: 'deleted' | 'exp
   const movedIds = d.list(moved.map((r) => r.id));
   yield* run(`DELETE FROM artifact_meta WHERE ${d.inList('artifact_id')}`, [movedIds]);
   yield* run(`DELETE FROM links WHERE ${d.inList('artifact_id')}`, [movedIds]);
-  const unpublish = `UPDATE pages SET live = FALSE, updated_at = ? WHERE ${d.inList('artifact_id')} AND live = TRUE`;
-  yield* run(unpublish, [now, movedIds]);
+  const unpublish = `UPDATE pages SET live = FALSE, updated_at = ? WHERE ${d.inList('artifact_id')} AND live = TRUE
+    RETURNING ${PAGES.list}`;
+  const offline = (yield* all<Stored>(unpublish, [now, movedIds])).map((r) => PAGES.read(r));
+  const events: NewEvent[] = retired.map((a) =>
+    artifactEvent(to === 'deleted' ? 'artifact.deleted' : 'artifact.expired', a, now),
+  );
+  const sessionOf = new Map(retired.map((a) => [a.id, a.sessionId]));
+  for (const p of offline) events.push(pageEvent('page.unpublished', p, sessionOf.get(p.artifactId) ?? null, now));
+  yield* appendEvents(d, events);
   return moved.length;
 }
 
-/** Removes artifact rows for good, with what still points at them. Blob rows are left to the orphan sweep. */
-export function* purgeArtifacts(d: Dialect, ids: string[]): Work<void> {
+/**
+ * Removes artifact rows for good, with what still points at them. Blob rows are left to the orphan
+ * sweep. With `now`, each purge is recorded as an event (not for pending rows: never visible).
+ */
+export function* purgeArtifacts(d: Dialect, ids: string[], now?: number): Work<void> {
   if (ids.length === 0) return;
   const list = [d.list(ids)];
+  if (now !== undefined) {
+    const gone = yield* all<Stored>(`SELECT ${ARTIFACTS.list} FROM artifacts WHERE ${d.inList('id')}`, list);
+    yield* appendEvents(
+      d,
+      gone.map((r) => artifactEvent('artifact.purged', ARTIFACTS.read(r), now)),
+    );
+  }
   yield* run(`DELETE FROM artifact_meta WHERE ${d.inList('artifact_id')}`, list);
   yield* run(`DELETE FROM links WHERE ${d.inList('artifact_id')}`, list);
   yield* run(`DELETE FROM pages WHERE ${d.inList('artifact_id')}`, list);

@@ -12,7 +12,8 @@ import type {
   SoftDeleteResult,
   TenantRow,
 } from '../../ports/metadata-store.js';
-import { activateArtifact, insertArtifact, retireArtifacts } from './artifact-writes.js';
+import { activateArtifact, insertArtifact, purgeArtifacts, retireArtifacts } from './artifact-writes.js';
+import { appendEvents, sessionEvent } from './events.js';
 import { buildArtifactListQuery, buildMetadataDensityQuery, buildSessionListQuery } from './list-queries.js';
 import { DENSITY_PROBE, type Density, sparsestFirst } from './metadata-driver.js';
 import { ARTIFACTS, PAGES, SESSIONS, TENANTS } from './rows.js';
@@ -187,6 +188,19 @@ export class SqlArtifactStore extends SqlTenantStore {
     return changed === 1;
   }
 
+  async dropPending(tenantId: string, id: string): Promise<boolean> {
+    const d = this.d;
+    return this.sql.write(function* () {
+      const found = yield* one<{ id: string }>(
+        `SELECT id FROM artifacts WHERE id = ? AND tenant_id = ? AND status = 'pending'${d.forUpdate}`,
+        [id, tenantId],
+      );
+      if (!found) return false;
+      yield* purgeArtifacts(d, [id]);
+      return true;
+    });
+  }
+
   async activateArtifact(tenantId: string, id: string, storageLimitBytes: number, now: number) {
     const d = this.d;
     return this.sql.write(function* () {
@@ -214,12 +228,19 @@ export class SqlArtifactStore extends SqlTenantStore {
   }
 
   async sealSession(tenantId: string, sessionId: string, now: number): Promise<SessionRow | null> {
-    // coalesce keeps the first sealedAt; the UPDATE returns the row either way (and locks it
-    // against an insert that is checking the seal).
-    const row = await this.sql.change<Stored>(
-      `UPDATE sessions SET sealed_at = coalesce(sealed_at, ?) WHERE tenant_id = ? AND session_id = ? RETURNING ${SESSION}`,
-      [now, tenantId, sessionId],
-    );
-    return SESSIONS.read(row);
+    const d = this.d;
+    return this.sql.write(function* () {
+      // Only the seal that changes the row records it; the first sealedAt is kept. The UPDATE
+      // locks the row against an insert that is checking the seal.
+      const sealed = yield* one<Stored>(
+        `UPDATE sessions SET sealed_at = ? WHERE tenant_id = ? AND session_id = ? AND sealed_at IS NULL
+         RETURNING ${SESSION}`,
+        [now, tenantId, sessionId],
+      );
+      if (!sealed) return SESSIONS.read(yield* one<Stored>(GET_SESSION, [tenantId, sessionId]));
+      const row = SESSIONS.read(sealed);
+      yield* appendEvents(d, [sessionEvent('session.sealed', row, now)]);
+      return row;
+    });
   }
 }

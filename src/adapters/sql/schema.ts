@@ -276,6 +276,70 @@ export const MIGRATIONS: readonly ((t: SchemaTypes) => string)[] = [
   CREATE INDEX session_links_by_session ON session_links (tenant_id, session_id, created_at);
   CREATE INDEX session_links_by_expiry ON session_links (expires_at);
   `,
+  // 10: the change feed. Each tenant's events are numbered 1, 2, 3, … by its row of event_heads,
+  // which the writing transaction holds until it commits, so positions follow commit order and a
+  // reader asking for those after N misses none. `data` is the row the event concerns, as JSON text.
+  (t) => `
+  CREATE TABLE event_heads (
+    tenant_id ${t.id} PRIMARY KEY,
+    last_seq ${t.bigint} NOT NULL
+  )${t.withoutRowid};
+
+  CREATE TABLE events (
+    tenant_id ${t.id} NOT NULL,
+    seq ${t.bigint} NOT NULL,
+    type ${t.id} NOT NULL,
+    created_at ${t.bigint} NOT NULL,
+    session_id ${t.id},
+    data ${t.text} NOT NULL,
+    PRIMARY KEY (tenant_id, seq)
+  )${t.withoutRowid};
+  CREATE INDEX events_by_session ON events (tenant_id, session_id, seq) WHERE session_id IS NOT NULL;
+  CREATE INDEX events_by_age ON events (created_at);
+  `,
+  // 11: webhooks. Each endpoint keeps its own position in its tenant's feed (`cursor_seq`, the last
+  // event delivered or skipped), so deliveries go in order and nothing is written per event on the
+  // upload path; an instance delivers under a lease (`lease_owner` until `lease_until`), claimed
+  // with SKIP LOCKED, and every write of a delivery is conditional on still holding it.
+  (t) => `
+  CREATE TABLE webhooks (
+    id ${t.id} PRIMARY KEY,
+    tenant_id ${t.id} NOT NULL REFERENCES tenants (id),
+    url ${t.text} NOT NULL,
+    types ${t.text},
+    session_id ${t.id},
+    secret ${t.text} NOT NULL,
+    previous_secret ${t.text},
+    previous_until ${t.bigint},
+    status ${t.text} NOT NULL CHECK (status IN ('active', 'disabled')),
+    created_at ${t.bigint} NOT NULL,
+    cursor_seq ${t.bigint} NOT NULL,
+    attempts ${t.int} NOT NULL DEFAULT 0,
+    failing_since ${t.bigint},
+    next_attempt_at ${t.bigint} NOT NULL,
+    disabled_at ${t.bigint},
+    lease_owner ${t.id},
+    lease_until ${t.bigint}
+  );
+  CREATE INDEX webhooks_by_tenant ON webhooks (tenant_id, created_at, id);
+  CREATE INDEX webhooks_due ON webhooks (next_attempt_at) WHERE status = 'active';
+
+  CREATE TABLE webhook_deliveries (
+    id ${t.id} PRIMARY KEY,
+    webhook_id ${t.id} NOT NULL,
+    tenant_id ${t.id} NOT NULL,
+    event_seq ${t.bigint} NOT NULL,
+    event_type ${t.id} NOT NULL,
+    attempt ${t.int} NOT NULL,
+    delivered ${t.bool} NOT NULL,
+    status_code ${t.int},
+    error ${t.text},
+    duration_ms ${t.int} NOT NULL,
+    created_at ${t.bigint} NOT NULL
+  );
+  CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, created_at DESC, id DESC);
+  CREATE INDEX webhook_deliveries_by_age ON webhook_deliveries (created_at);
+  `,
 ];
 
 /** The latest version: the one a database is at once every migration has been applied. */

@@ -8,10 +8,11 @@ import type {
   TenantRow,
 } from '../../ports/metadata-store.js';
 import { SqlArtifactStore } from './artifacts.js';
+import { appendEvents, linkEvent, pageEvent, sessionOf } from './events.js';
 import { ARTIFACTS, LINKS, PAGES, SESSION_LINKS, TENANTS } from './rows.js';
 import { Joined, type Stored, type Table } from './table.js';
 import { lockTenant } from './tenants.js';
-import { one, run } from './work.js';
+import { one, run, type Work } from './work.js';
 
 const PAGE = PAGES.list;
 const LINK_ARTIFACT_TENANT = new Joined({ l: LINKS, a: ARTIFACTS, t: TENANTS });
@@ -34,21 +35,36 @@ const PAGE_OF_ARTIFACT = `SELECT ${PAGE} FROM pages WHERE artifact_id = ? AND te
 /** Download links and pages. */
 export class SqlSharingStore extends SqlArtifactStore {
   async createLink(link: LinkRow, maxActive: number, now: number): Promise<boolean> {
-    return this.insertUnderCap(link.tenantId, LINKS.insert, LINKS.values(link), maxActive, now);
+    const d = this.d;
+    return this.insertUnderCap(link.tenantId, LINKS.insert, LINKS.values(link), maxActive, now, function* () {
+      const session = yield* sessionOf(link.artifactId, link.tenantId);
+      yield* appendEvents(d, [linkEvent('link.created', link, session, now)]);
+    });
   }
 
   async createSessionLink(link: SessionLinkRow, maxActive: number, now: number): Promise<boolean> {
     return this.insertUnderCap(link.tenantId, SESSION_LINKS.insert, SESSION_LINKS.values(link), maxActive, now);
   }
 
-  /** Inserts a link row unless the tenant has `maxActive` active links of either kind. */
-  private insertUnderCap(tenantId: string, insert: string, values: unknown[], maxActive: number, now: number) {
+  /**
+   * Inserts a link row unless the tenant has `maxActive` active links of either kind; `recorded`
+   * writes what goes with the insert in its transaction (the change feed's event).
+   */
+  private insertUnderCap(
+    tenantId: string,
+    insert: string,
+    values: unknown[],
+    maxActive: number,
+    now: number,
+    recorded: () => Work<void> = function* () {},
+  ) {
     const d = this.d;
     return this.sql.write(function* () {
       // Without the tenant's lock two instances could both count maxActive - 1 and both insert.
       yield* lockTenant(d.forNoKeyUpdate, tenantId);
       if ((yield* one<{ n: number }>(COUNT_LINKS, [tenantId, now, tenantId, now]))!.n >= maxActive) return false;
       yield* run(insert, values);
+      yield* recorded();
       return true;
     });
   }
@@ -102,30 +118,57 @@ export class SqlSharingStore extends SqlArtifactStore {
 
   async revokeLink(tenantId: string, linkId: string, now: number): Promise<boolean> {
     // Expired at the revoke too: an instance of an earlier version, which knows no revoked_at,
-    // stops serving and counting it as well. The first revoke's time is kept.
+    // stops serving and counting it as well. Only the first revoke changes the row (its time is
+    // kept) and records the event; a later one finds the row revoked and answers the same.
+    const d = this.d;
     const revoke = (table: string) =>
-      `UPDATE ${table} SET revoked_at = coalesce(revoked_at, ?), expires_at = ${this.d.least}(expires_at, ?)
-      WHERE id = ? AND tenant_id = ?`;
+      `UPDATE ${table} SET revoked_at = ?, expires_at = ${d.least}(expires_at, ?)
+      WHERE id = ? AND tenant_id = ? AND revoked_at IS NULL`;
     const params = [now, now, linkId, tenantId];
-    // Link ids are unique across both tables (one CSPRNG id space): at most one row matches.
-    if ((await this.sql.run(revoke('links'), params)) > 0) return true;
-    return (await this.sql.run(revoke('session_links'), params)) > 0;
+    const exists = (table: string) => one(`SELECT id FROM ${table} WHERE id = ? AND tenant_id = ?`, [linkId, tenantId]);
+    return this.sql.write(function* () {
+      const revoked = yield* one<Stored>(`${revoke('links')} RETURNING ${LINKS.list}`, params);
+      if (revoked) {
+        const row = LINKS.read(revoked);
+        const session = yield* sessionOf(row.artifactId, tenantId);
+        yield* appendEvents(d, [linkEvent('link.revoked', row, session, now)]);
+        return true;
+      }
+      if ((yield* exists('links')) !== null) return true;
+      // Link ids are unique across both tables (one CSPRNG id space): at most one row matches.
+      // Session links record no event of their own yet (the feed's link records name an artifact).
+      yield* run(revoke('session_links'), params);
+      return (yield* exists('session_links')) !== null;
+    });
   }
 
   async upsertPage(page: PageInput, now: number): Promise<PageRow> {
     // One page per artifact (unique artifact_id): re-publishing updates it in place and keeps its
     // slug. A page an operator took down is not touched (decided in the statement itself, so a
     // takedown racing a publish is never lost); then no row is returned and the page is read.
+    // The artifact row is locked first (the order a delete takes too), so of two first publishes
+    // one creates the page and the other finds it: one `page.published`, one `page.updated`.
+    const d = this.d;
     const fresh: PageRow = { ...page, live: true, takenDownAt: null, createdAt: now, updatedAt: now };
-    const row = await this.sql.change<Stored>(
-      `${PAGES.insert}
+    const upsert = `${PAGES.insert}
        ON CONFLICT (artifact_id) DO UPDATE SET visibility = excluded.visibility, access = excluded.access,
          title = excluded.title, password_hash = excluded.password_hash, live = TRUE, updated_at = excluded.updated_at
          WHERE pages.taken_down_at IS NULL
-       RETURNING ${PAGE}`,
-      PAGES.values(fresh),
-    );
-    return row ? PAGES.read(row) : (await this.getPageForArtifact(page.tenantId, page.artifactId))!;
+       RETURNING ${PAGE}`;
+    return this.sql.write(function* () {
+      const artifact = yield* one<{ session_id: string | null }>(
+        `SELECT session_id FROM artifacts WHERE id = ? AND tenant_id = ?${d.forUpdate}`,
+        [page.artifactId, page.tenantId],
+      );
+      const prior = yield* one<{ live: unknown }>(`SELECT live FROM pages WHERE artifact_id = ?`, [page.artifactId]);
+      const row = yield* one<Stored>(upsert, PAGES.values(fresh));
+      if (!row) return PAGES.read((yield* one<Stored>(PAGE_OF_ARTIFACT, [page.artifactId, page.tenantId]))!);
+      const stored = PAGES.read(row);
+      const wasLive = prior !== null && (prior.live === true || prior.live === 1);
+      const type = wasLive ? 'page.updated' : 'page.published';
+      yield* appendEvents(d, [pageEvent(type, stored, artifact?.session_id ?? null, now)]);
+      return stored;
+    });
   }
 
   async getPageBySlug(slug: string): Promise<{ page: PageRow; artifact: ArtifactRow; tenant: TenantRow } | null> {
@@ -149,17 +192,35 @@ export class SqlSharingStore extends SqlArtifactStore {
       if (!row) return null;
       if (!PAGES.read(row).live) return PAGES.read(row);
       yield* run('UPDATE pages SET live = FALSE, updated_at = ? WHERE slug = ?', [now, row.slug]);
-      return PAGES.read({ ...row, live: false, updated_at: now });
+      const offline = PAGES.read({ ...row, live: false, updated_at: now });
+      const session = yield* sessionOf(offline.artifactId, tenantId);
+      yield* appendEvents(d, [pageEvent('page.unpublished', offline, session, now)]);
+      return offline;
     });
   }
 
   async takeDownPage(slug: string, now: number): Promise<PageRow | null> {
-    const row = await this.sql.change<Stored>(
-      `UPDATE pages SET live = FALSE, taken_down_at = coalesce(taken_down_at, ?), updated_at = ? WHERE slug = ?
-       RETURNING ${PAGE}`,
-      [now, now, slug],
-    );
-    return PAGES.read(row);
+    const d = this.d;
+    return this.sql.write(function* () {
+      const before = yield* one<{ taken_down_at: number | null }>(
+        `SELECT taken_down_at FROM pages WHERE slug = ?${d.forUpdate}`,
+        [slug],
+      );
+      if (!before) return null;
+      const row = PAGES.read(
+        (yield* one<Stored>(
+          `UPDATE pages SET live = FALSE, taken_down_at = coalesce(taken_down_at, ?), updated_at = ? WHERE slug = ?
+           RETURNING ${PAGE}`,
+          [now, now, slug],
+        ))!,
+      );
+      // The owner hears of the first takedown only.
+      if (before.taken_down_at === null) {
+        const session = yield* sessionOf(row.artifactId, row.tenantId);
+        yield* appendEvents(d, [pageEvent('page.taken_down', row, session, now)]);
+      }
+      return row;
+    });
   }
 
   async restorePage(slug: string, now: number): Promise<PageRow | null> {

@@ -38,7 +38,7 @@ export class SqlSweeperStore extends SqlSharingStore {
     });
   }
 
-  async purgeArtifacts(deletedBefore: number, expiredBefore: number, batch: number): Promise<number> {
+  async purgeArtifacts(deletedBefore: number, expiredBefore: number, batch: number, now: number): Promise<number> {
     const d = this.d;
     return this.sql.write(function* () {
       // Two selects, because FOR UPDATE does not combine with UNION.
@@ -56,7 +56,7 @@ export class SqlSweeperStore extends SqlSharingStore {
             )
           : [];
       const ids = [...deleted, ...expired].map((r) => r.id);
-      yield* purgeArtifacts(d, ids);
+      yield* purgeArtifacts(d, ids, now);
       return ids.length;
     });
   }

@@ -4,7 +4,7 @@ import { UsageError } from '../usage-error.js';
 import { nonEmpty, saveProfile } from './config-file.js';
 import { clientAction, makeClient, withClientOptions } from './context.js';
 import { whoamiView } from './render.js';
-import { loginUrl } from './settings.js';
+import { DEFAULT_API_URL, loginUrl, overrideNote, urlOrigin } from './settings.js';
 
 /** whoami and login. */
 export function registerAccountCommands(program: Command): void {
@@ -20,8 +20,9 @@ export function registerAccountCommands(program: Command): void {
         whoamiView(
           who,
           [
-            ['API URL', `${ctx.settings.apiUrl} (from ${ctx.settings.urlSource})`],
+            ['API URL', `${ctx.settings.apiUrl} (${urlOrigin(ctx.settings)})`],
             ['Key from', ctx.settings.keySource ?? '-'],
+            ...noteRow(overrideNote(ctx.settings)),
           ],
           ctx.paint,
         ),
@@ -53,6 +54,8 @@ export function registerAccountCommands(program: Command): void {
         // Save only a key the server accepts: a typo fails here, not on the next command.
         const who = await makeClient(apiKey, apiUrl).whoami();
         await saveProfile(ctx.settings.configFile, ctx.settings.profile, { api_key: apiKey, api_url: apiUrl });
+        const overriding = environmentOverride(ctx.settings, { key: apiKey, url: apiUrl });
+        if (overriding) ctx.note(`warning: ${overriding}`);
         if (ctx.json) return ctx.printJson(who);
         ctx.print(
           `Logged in to ${apiUrl} as tenant ${ctx.paint('bold', who.tenant_name)} (${who.plan}, key …${who.api_key_last_4}).`,
@@ -61,6 +64,35 @@ export function registerAccountCommands(program: Command): void {
       },
       { needsKey: false },
     ),
+  );
+}
+
+const noteRow = (note: string | undefined): [string, string][] => (note ? [['Note', note]] : []);
+
+/**
+ * What will override the profile `login` just saved on the next command: CAIRN_API_KEY (or
+ * SERVICE_API_KEY) wins over any profile not named with --profile, and takes CAIRN_API_URL or the
+ * default URL with it.
+ */
+function environmentOverride(
+  settings: { profileFlag: boolean; profile: string },
+  saved: { key: string; url: string },
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  if (settings.profileFlag) return undefined;
+  const variable = ['CAIRN_API_KEY', 'SERVICE_API_KEY'].find((v) => nonEmpty(env[v]) !== undefined);
+  if (!variable) return undefined;
+  const url = (nonEmpty(env.CAIRN_API_URL) ?? DEFAULT_API_URL).replace(/\/+$/, '');
+  // The same key to the same server: nothing is overridden.
+  if (nonEmpty(env[variable]) === saved.key && url === saved.url) return undefined;
+  const savedUrl = saved.url;
+  const where =
+    url === savedUrl
+      ? ''
+      : ` and send it to ${url}${nonEmpty(env.CAIRN_API_URL) ? ' (CAIRN_API_URL)' : ' (the default URL)'}`;
+  return (
+    `${variable} is set, so other commands use that key${where}, not profile "${settings.profile}". ` +
+    `Run \`unset ${variable}\` to use the saved profile (or pass --profile ${settings.profile}).`
   );
 }
 

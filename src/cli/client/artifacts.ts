@@ -1,8 +1,8 @@
-import type { ArtifactRecord, ListArtifactsQuery } from 'cairn-store-sdk';
+import { type ArtifactRecord, CairnError, type ListArtifactsQuery } from 'cairn-store-sdk';
 import type { Command } from 'commander';
 import { UsageError } from '../usage-error.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
-import { collectMeta, parseLimit, parseTimeBound } from './parse.js';
+import { collectMeta, parseArtifactId, parseLimit, parseTimeBound } from './parse.js';
 import { artifactDetail, artifactTable } from './render.js';
 
 /** ls, get, rm (push is in push.ts). */
@@ -35,7 +35,10 @@ export function registerArtifactCommands(program: Command): void {
   ).action(clientAction(list));
 
   withClientOptions(
-    program.command('get').description('Show one artifact’s record (with its page, if published).').argument('<id>'),
+    program
+      .command('get')
+      .description('Show one artifact’s record (with its page, if published).')
+      .argument('<id>', 'artifact id (art_…)', parseArtifactId),
     ['cairn get art_XXXXXXXXXXXXXXXX', 'cairn get art_XXXXXXXXXXXXXXXX --json | jq .metadata'],
   ).action(
     clientAction(async (ctx, [id]) => {
@@ -46,12 +49,23 @@ export function registerArtifactCommands(program: Command): void {
   );
 
   withClientOptions(
-    program.command('rm').description('Delete an artifact (its page goes down at once).').argument('<id>'),
+    program
+      .command('rm')
+      .description('Delete an artifact (its page goes down at once; safe to repeat).')
+      .argument('<id>', 'artifact id (art_…)', parseArtifactId),
     ['cairn rm art_XXXXXXXXXXXXXXXX'],
   ).action(
     clientAction(async (ctx, [id]) => {
-      const result = await ctx.client.deleteArtifact(String(id));
+      let result: { artifact_id: string; deleted: boolean; deleted_at?: string | null; already_deleted?: true };
+      try {
+        result = await ctx.client.deleteArtifact(String(id));
+      } catch (err) {
+        // A repeat succeeds, as unlink, unpublish and seal do (docs/cli.md, "Exit codes").
+        if (!(err instanceof CairnError && err.code === 'artifact_already_deleted')) throw err;
+        result = { artifact_id: String(id), deleted: true, already_deleted: true };
+      }
       if (ctx.json) ctx.printJson(result);
+      else if (result.already_deleted) ctx.print(`${ctx.paint('cyan', result.artifact_id)} was already deleted.`);
       else ctx.print(`Deleted ${ctx.paint('cyan', result.artifact_id)}.`);
     }),
   );

@@ -10,7 +10,7 @@ import {
   withTranscriptModels,
 } from 'cairn-store-sdk';
 import type { Command } from 'commander';
-import { withExamples } from '../help.js';
+import { fitted, withExamples } from '../help.js';
 import { UsageError } from '../usage-error.js';
 import { claudeDir, defaultSettingsPath, HOOK_MARKER, installHook, uninstallHook } from './claude-settings.js';
 import { configPath, nonEmpty } from './config-file.js';
@@ -45,22 +45,27 @@ export function registerCaptureCommands(program: Command): void {
         '--settings <file>',
         'settings file (default: $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)',
       )
-      .option('--session-id <id>', 'with --snapshot: the Claude Code session to push (default: the newest one here)')
+      .option(
+        '--session-id <id>',
+        "with --snapshot: the Claude Code session to push (default: $CLAUDE_SESSION_ID, or this folder's only one)",
+      )
       .option('--transcript-path <file>', 'with --snapshot: the transcript file to push')
       .option('--agent <id>', 'agent label (else CAIRN_AGENT_ID, else claude-code)')
       .addHelpText(
         'after',
-        `
+        fitted(
+          `
 The hook runs \`cairn capture claude-code --from-hook end\` when a session ends; it pushes the
 session's transcript with --transcript, the session id as --session and metadata capture=end,
 plus model, model_source=transcript and models_used read from the transcript. It uses your saved
 login (\`cairn login\`, or CAIRN_API_KEY in Claude Code's environment); no key is written to the
 settings file. Transcripts are stored as they are: Cairn does not redact secrets in them.`,
+        ),
       ),
     [
       'cairn capture claude-code --install',
       'cairn capture claude-code --snapshot',
-      'cairn capture claude-code --snapshot --session-id 3f1c9a2e-5b7d-4e1a-9c0b-2d6f8e4a1b3c',
+      'cairn capture claude-code --snapshot --session-id 3f1c9a2e-…',
       'cairn capture claude-code --uninstall',
     ],
   ).action(clientAction(captureClaudeCode, { needsKey: false }));
@@ -123,13 +128,13 @@ async function captureClaudeCode(ctx: Ctx, _args: unknown[], opts: Record<string
   }
 }
 
-interface Found {
+export interface Found {
   sessionId: string;
   file: string;
 }
 
 /** Claude Code's hook input: `{"session_id": …, "transcript_path": …, "hook_event_name": …}` on stdin. */
-async function fromHookInput(event: string): Promise<Found> {
+export async function fromHookInput(event: string): Promise<Found> {
   if (event !== 'end') throw new UsageError('--from-hook takes "end".');
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -151,25 +156,37 @@ export function projectFolder(cwd: string, env: NodeJS.ProcessEnv = process.env)
   return path.join(claudeDir(env), 'projects', cwd.replace(/[^A-Za-z0-9]/g, '-'));
 }
 
-async function newestTranscript(dir: string): Promise<string | null> {
+/** The transcripts of a project folder, newest first. */
+async function transcriptsIn(dir: string): Promise<{ file: string; mtime: number }[]> {
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => n.endsWith('.jsonl'));
   } catch {
-    return null;
+    return [];
   }
-  let best: { file: string; mtime: number } | null = null;
+  const found = [];
   for (const name of names) {
     const file = path.join(dir, name);
-    const m = (await stat(file)).mtimeMs;
-    if (!best || m > best.mtime) best = { file, mtime: m };
+    found.push({ file, mtime: (await stat(file)).mtimeMs });
   }
-  return best?.file ?? null;
+  return found.sort((a, b) => b.mtime - a.mtime);
 }
 
-async function currentSession(opts: Record<string, unknown>): Promise<Found> {
+/**
+ * The environment variables a Claude Code session may name itself in, to the commands it runs.
+ * Whichever is set names the session; none set means this process cannot tell which one it is in.
+ */
+export const SESSION_ID_VARIABLES = ['CLAUDE_SESSION_ID', 'CLAUDE_CODE_SESSION_ID'] as const;
+
+/**
+ * The session to snapshot: the one named (--transcript-path, --session-id), else the one the host
+ * names in the environment, else the folder's only transcript. Never a guess among several: the
+ * newest by mtime is often another session still running in the same folder.
+ */
+async function currentSession(opts: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<Found> {
   const explicit = nonEmpty(opts.transcriptPath as string | undefined);
-  const sessionId = nonEmpty(opts.sessionId as string | undefined);
+  const fromEnv = SESSION_ID_VARIABLES.map((name) => nonEmpty(env[name])).find((v) => v !== undefined);
+  const sessionId = nonEmpty(opts.sessionId as string | undefined) ?? fromEnv;
   if (explicit) return { file: explicit, sessionId: sessionId ?? path.basename(explicit, '.jsonl') };
   if (sessionId) {
     if (!/^[A-Za-z0-9-]+$/.test(sessionId)) throw new UsageError('--session-id is a Claude Code session id.');
@@ -181,13 +198,27 @@ async function currentSession(opts: Record<string, unknown>): Promise<Found> {
     throw new UsageError(`no transcript of session ${sessionId} under ${projects}.`);
   }
   const dir = projectFolder(process.cwd());
-  const file = await newestTranscript(dir);
-  if (!file) {
+  const found = await transcriptsIn(dir);
+  const [only] = found;
+  if (!only) {
     throw new UsageError(
       `no Claude Code transcript for this folder in ${dir}; pass --session-id or --transcript-path.`,
     );
   }
-  return { file, sessionId: path.basename(file, '.jsonl') };
+  if (found.length > 1) {
+    const newest = found
+      .slice(0, 3)
+      .map((t) => `  ${path.basename(t.file, '.jsonl')}  (changed ${new Date(t.mtime).toISOString().slice(0, 19)}Z)`);
+    throw new UsageError(
+      [
+        `${found.length} Claude Code sessions have transcripts for this folder, and nothing says which one this is ` +
+          `(${SESSION_ID_VARIABLES.join(' and ')} are unset). Name it with --session-id <id> (in Claude Code, /status ` +
+          'shows the session id) or --transcript-path <file>. The most recently changed:',
+        ...newest,
+      ].join('\n'),
+    );
+  }
+  return { file: only.file, sessionId: path.basename(only.file, '.jsonl') };
 }
 
 /**

@@ -16,6 +16,27 @@ import { nonEmpty } from './config-file.js';
 /** Every command Cairn installs contains this; it is how our entry is found again. */
 export const HOOK_MARKER = 'capture claude-code --from-hook end';
 
+/**
+ * The hook's own time budget, in seconds. Claude Code (2.1) cancels SessionEnd hooks after 1.5 s
+ * unless a hook asks for more (up to 60 s are honoured): a push of a long transcript from a slow
+ * link takes longer than that, and a cancelled hook stores nothing.
+ */
+export const HOOK_TIMEOUT_SECONDS = 30;
+
+/** The hook group Cairn adds to `hooks.SessionEnd`. */
+export const hookGroup = (command: string) => ({
+  hooks: [{ type: 'command', command, timeout: HOOK_TIMEOUT_SECONDS }],
+});
+
+/** Which host's hook: how Cairn's entry is recognised, and the group that installing adds. */
+export interface HookFlavor {
+  /** Every command of this flavour contains it. */
+  marker: string;
+  group(command: string): Json;
+}
+
+export const CLAUDE_CODE_HOOK: HookFlavor = { marker: HOOK_MARKER, group: hookGroup };
+
 /** $CLAUDE_CONFIG_DIR, else ~/.claude. */
 export function claudeDir(env: NodeJS.ProcessEnv = process.env): string {
   return nonEmpty(env.CLAUDE_CONFIG_DIR) ?? path.join(homedir(), '.claude');
@@ -82,24 +103,30 @@ function sessionEndList(settings: Json, file: string): unknown[] | undefined {
 }
 
 /** Whether a hook group is one Cairn added: a group of exactly one command hook of ours. */
-function isOurGroup(group: unknown): boolean {
+function isOurGroup(group: unknown, marker: string): boolean {
   if (!isObject(group) || !Array.isArray(group.hooks) || group.hooks.length !== 1) return false;
   const hook = group.hooks[0];
-  return (
-    isObject(hook) && hook.type === 'command' && typeof hook.command === 'string' && hook.command.includes(HOOK_MARKER)
-  );
+  return isObject(hook) && hook.type === 'command' && typeof hook.command === 'string' && hook.command.includes(marker);
 }
 
 export type InstallOutcome = { changed: false } | { changed: true; backup: string | null };
 
-export async function installHook(file: string, command: string, stateFile: string): Promise<InstallOutcome> {
+export async function installHook(
+  file: string,
+  command: string,
+  stateFile: string,
+  flavor: HookFlavor = CLAUDE_CODE_HOOK,
+): Promise<InstallOutcome> {
   const { settings, existed, mode } = await readSettings(file);
   const list = sessionEndList(settings, file);
-  if (list?.some(isOurGroup)) return { changed: false };
+  const group = flavor.group(command);
+  const ours = list?.findIndex((g) => isOurGroup(g, flavor.marker)) ?? -1;
+  if (ours >= 0 && JSON.stringify(list?.[ours]) === JSON.stringify(group)) return { changed: false };
   const createdHooks = settings.hooks === undefined;
   const createdSessionEnd = list === undefined;
   const hooks = (settings.hooks ?? {}) as Json;
-  hooks.SessionEnd = [...(list ?? []), { hooks: [{ type: 'command', command }] }];
+  // An entry of an older install (without the time budget, another path) is replaced where it stands.
+  hooks.SessionEnd = ours >= 0 ? list?.map((g, i) => (i === ours ? group : g)) : [...(list ?? []), group];
   settings.hooks = hooks;
 
   let backup: string | null = null;
@@ -108,16 +135,22 @@ export async function installHook(file: string, command: string, stateFile: stri
     await copyFile(file, backup);
   }
   const state = await readState(stateFile);
-  state.files[path.resolve(file)] = { createdFile: !existed, createdHooks, createdSessionEnd };
+  // Replacing our own entry keeps what the first install recorded it had created.
+  if (ours < 0) state.files[path.resolve(file)] = { createdFile: !existed, createdHooks, createdSessionEnd };
   await writeJson(stateFile, state, 0o600);
   await writeJson(file, settings, mode);
   return { changed: true, backup };
 }
 
-export async function uninstallHook(file: string, stateFile: string): Promise<InstallOutcome> {
+export async function uninstallHook(
+  file: string,
+  stateFile: string,
+  flavor: HookFlavor = CLAUDE_CODE_HOOK,
+): Promise<InstallOutcome> {
   const { settings, existed, mode } = await readSettings(file);
   const list = existed ? sessionEndList(settings, file) : undefined;
-  if (!list?.some(isOurGroup)) return { changed: false };
+  const isOurs = (g: unknown) => isOurGroup(g, flavor.marker);
+  if (!list?.some(isOurs)) return { changed: false };
   const state = await readState(stateFile);
   const created = state.files[path.resolve(file)] ?? {
     createdFile: false,
@@ -125,7 +158,7 @@ export async function uninstallHook(file: string, stateFile: string): Promise<In
     createdSessionEnd: false,
   };
   const hooks = settings.hooks as Json;
-  const rest = list.filter((g) => !isOurGroup(g));
+  const rest = list.filter((g) => !isOurs(g));
   if (rest.length === 0 && created.createdSessionEnd) delete hooks.SessionEnd;
   else hooks.SessionEnd = rest;
   if (Object.keys(hooks).length === 0 && created.createdHooks) delete settings.hooks;

@@ -5,7 +5,14 @@ import { stderrLine, stdoutLine, visible } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
 import { colourEnabled, type Paint, painter } from './format.js';
 import { printJsonFailure } from './json-failure.js';
-import { type GlobalOptions, missingKeyMessage, resolveSettings, type Settings } from './settings.js';
+import {
+  type GlobalOptions,
+  missingKeyMessage,
+  overrideNote,
+  resolveSettings,
+  type Settings,
+  urlOrigin,
+} from './settings.js';
 
 /** What a client command's action gets: the SDK client, the settings, and output helpers. */
 export interface Ctx {
@@ -87,17 +94,27 @@ export function clientAction(handler: Handler, { needsKey = true } = {}) {
 }
 
 /** Prints a failure on stderr; usage errors and commander's own go back up to main (exit 2). */
-export function reportFailure(err: unknown, settings: Pick<Settings, 'apiUrl' | 'keySource'>): void {
+export function reportFailure(err: unknown, settings: Settings): void {
   if (err instanceof UsageError || err instanceof CommanderError) throw err;
   if (err instanceof CairnError) {
-    const lines = [`error: ${err.code}: ${err.message}`];
+    const lines = [`error: ${err.code}: ${withoutRestPaths(err.message)}`];
     if (err.upgradeUrl) lines.push(`upgrade: ${err.upgradeUrl}`);
     if (err.retryAfter !== null && err.code === 'rate_limited') lines.push(`retry after ${err.retryAfter} s`);
-    if (err.code === 'network_error') lines.push(`hint: is Cairn running at ${settings.apiUrl}? (--api-url)`);
+    const override = overrideNote(settings);
+    if (err.code === 'network_error') {
+      lines.push(
+        `hint: is Cairn running at ${settings.apiUrl}? That URL is ${urlOrigin(settings)} (--api-url to use another).`,
+      );
+      if (override) lines.push(`note: ${override}`);
+    }
     if (err.code === 'unauthorized' && /suspended/i.test(err.message)) {
       lines.push('hint: the key is valid, but its account is suspended; ask the Cairn operator to lift it.');
     } else if (err.code === 'unauthorized' && settings.keySource) {
-      lines.push(`hint: the key from ${settings.keySource} was refused; run \`cairn login\` for a new one.`);
+      lines.push(
+        `hint: the key from ${settings.keySource} was refused at ${settings.apiUrl} (revoked, or another server's). ` +
+          'Keys are made in the dashboard or with `cairn admin key create <tenant>`; save one with `cairn login`.',
+      );
+      if (override) lines.push(`note: ${override}`);
     }
     if (
       err.code === 'artifact_not_found' ||
@@ -114,4 +131,14 @@ export function reportFailure(err: unknown, settings: Pick<Settings, 'apiUrl' | 
     return;
   }
   throw err;
+}
+
+/**
+ * The API's message without the sentences that point at REST calls ("Find artifact ids by listing
+ * them: GET /v1/artifacts …"): the CLI's hint names the command that does it instead.
+ */
+function withoutRestPaths(message: string): string {
+  const sentences = message.split(/(?<=\.)\s+(?=[A-Z])/);
+  const kept = sentences.filter((s) => !/\b(GET|POST|PUT|PATCH|DELETE|HEAD) \/v1\//.test(s));
+  return kept.length > 0 ? kept.join(' ') : message;
 }

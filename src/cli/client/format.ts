@@ -77,25 +77,68 @@ export interface Column<T> {
   style?: Style;
   /** Right-align (numbers, sizes). */
   right?: boolean;
+  /** To fit the terminal, its cells may be cut (ending in …) down to this width. */
+  minWidth?: number;
+  /** To fit the terminal, it may be left out (after every cut), rightmost first. */
+  optional?: boolean;
+  /** To fit the terminal, it goes on a line of its own under each row, whole (a URL to copy). */
+  ownLine?: boolean;
 }
+
+/** The width a table may take: the terminal's when stdout is one; unbounded into a pipe or a file. */
+export function terminalWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number | undefined {
+  return stream.isTTY && stream.columns ? stream.columns : undefined;
+}
+
+/** `text` cut to `width` characters, the last one an ellipsis when anything was cut. */
+export function clip(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+}
+
+const GAP = 2;
 
 /**
  * Aligned columns; widths are measured on the plain text so colour codes never skew them. Cells
  * are escaped first (terminal-text.ts), as they will be shown, and a line feed in one cannot
- * break its row.
+ * break its row. Given a `maxWidth` (the terminal's), a table wider than it is fitted cell by
+ * cell, never by letting the terminal wrap whole lines: `ownLine` columns move under their row,
+ * then `minWidth` columns are cut (the widest first), then `optional` columns are left out.
  */
-export function renderTable<T>(rows: T[], columns: Column<T>[], paint: Paint): string {
-  const cells = rows.map((r) => columns.map((c) => visible(c.value(r))));
-  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => (row[i] ?? '').length)));
+export function renderTable<T>(rows: T[], columns: Column<T>[], paint: Paint, maxWidth?: number): string {
+  const all = rows.map((r) => columns.map((c) => visible(c.value(r))));
+  const natural = columns.map((c, i) => Math.max(c.header.length, ...all.map((row) => (row[i] ?? '').length)));
+  const span = (idx: number[], w: number[]) => idx.reduce((sum, i) => sum + (w[i] ?? 0), 0) + GAP * (idx.length - 1);
+
+  let inline = columns.map((_, i) => i);
+  let below: number[] = [];
+  const widths = [...natural];
+  if (maxWidth !== undefined && span(inline, widths) > maxWidth) {
+    below = inline.filter((i) => columns[i]?.ownLine);
+    inline = inline.filter((i) => !columns[i]?.ownLine);
+    for (;;) {
+      if (span(inline, widths) <= maxWidth) break;
+      const cuttable = inline.filter((i) => (widths[i] ?? 0) > (columns[i]?.minWidth ?? Number.POSITIVE_INFINITY));
+      if (cuttable.length > 0) {
+        const widest = cuttable.reduce((a, b) => ((widths[b] ?? 0) > (widths[a] ?? 0) ? b : a));
+        widths[widest] = (widths[widest] ?? 0) - 1;
+        continue;
+      }
+      const drop = inline.filter((i) => columns[i]?.optional).at(-1);
+      if (drop === undefined) break;
+      inline = inline.filter((i) => i !== drop);
+    }
+  }
+
   const line = (vals: string[], styleOf: (i: number) => Style | null) =>
-    vals
-      .map((v, i) => {
+    inline
+      .map((i, k) => {
         const w = widths[i] ?? 0;
-        const last = i === vals.length - 1;
+        const v = clip(vals[i] ?? '', w);
+        const last = k === inline.length - 1;
         const padded = columns[i]?.right ? v.padStart(w) : last ? v : v.padEnd(w);
         return paint(styleOf(i), padded);
       })
-      .join('  ')
+      .join(' '.repeat(GAP))
       .trimEnd();
   const out = [
     line(
@@ -103,7 +146,10 @@ export function renderTable<T>(rows: T[], columns: Column<T>[], paint: Paint): s
       () => 'bold',
     ),
   ];
-  for (const row of cells) out.push(line(row, (i) => columns[i]?.style ?? null));
+  for (const row of all) {
+    out.push(line(row, (i) => columns[i]?.style ?? null));
+    for (const i of below) out.push(`  ${paint(columns[i]?.style ?? null, row[i] ?? '')}`);
+  }
   return out.join('\n');
 }
 

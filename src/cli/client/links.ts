@@ -1,8 +1,8 @@
 import type { ListedLink, ListLinksQuery } from 'cairn-store-sdk';
 import type { Command } from 'commander';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
-import { type Column, formatAge, formatUntil, renderTable } from './format.js';
-import { parseLimit } from './parse.js';
+import { type Column, formatAge, formatUntil, renderTable, terminalWidth } from './format.js';
+import { parseArtifactId, parseLimit, parseLinkId } from './parse.js';
 
 /** links (an artifact's live share links) and unlink (revoke one). */
 export function registerLinkCommands(program: Command): void {
@@ -10,7 +10,7 @@ export function registerLinkCommands(program: Command): void {
     program
       .command('links')
       .description("List an artifact's live share links, newest first.")
-      .argument('<id>')
+      .argument('<id>', 'artifact id (art_…)', parseArtifactId)
       .option('--limit <n>', 'page size, 1-200 (default 50)', parseLimit)
       .option('--cursor <cursor>', 'continue from a previous page')
       .option('--all', 'every page'),
@@ -21,7 +21,7 @@ export function registerLinkCommands(program: Command): void {
     program
       .command('unlink')
       .description('Revoke a share link: its URL stops working at once (safe to repeat).')
-      .argument('<link-id>', 'a link id (lnk_…), as `cairn links` shows it'),
+      .argument('<link-id>', 'a link id (lnk_…), as `cairn links` shows it', parseLinkId),
     ['cairn unlink lnk_XXXXXXXXXXXXXXXXXXXX'],
   ).action(
     clientAction(async (ctx, [linkId]) => {
@@ -62,7 +62,7 @@ function printLinks(ctx: Ctx, rows: ListedLink[]): void {
     { header: 'ID', value: (l) => l.link_id, style: 'cyan' },
     { header: 'CREATED', value: (l) => formatAge(l.created_at, now) },
     { header: 'EXPIRES', value: (l) => formatUntil(l.expires_at, now) },
-    { header: 'URL', value: (l) => l.url, style: 'green' },
+    { header: 'URL', value: (l) => l.url, style: 'green', ownLine: true },
   ];
-  ctx.print(renderTable(rows, columns, ctx.paint));
+  ctx.print(renderTable(rows, columns, ctx.paint, terminalWidth()));
 }

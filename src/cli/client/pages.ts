@@ -1,8 +1,9 @@
 import { type ArtifactRecord, CairnError, type PublishOptions } from 'cairn-store-sdk';
 import type { Command } from 'commander';
+import { fitted } from '../help.js';
 import { UsageError } from '../usage-error.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
-import { parseVisibility } from './parse.js';
+import { parseArtifactId, parsePageRef, parseVisibility } from './parse.js';
 
 /** publish and unpublish. */
 export function registerPageCommands(program: Command): void {
@@ -10,7 +11,7 @@ export function registerPageCommands(program: Command): void {
     program
       .command('publish')
       .description('Publish an artifact as a web page; publishing again replaces its settings (same URL).')
-      .argument('<id>', 'artifact id')
+      .argument('<id>', 'artifact id (art_…)', parseArtifactId)
       .option('--title <title>', 'shown in the page header (give it again when re-publishing to keep it)')
       .option('--password <password>', 'require this password to view (Pro; not for HTML)')
       .option('--no-password', 'open a password-protected page to everyone')
@@ -21,17 +22,19 @@ export function registerPageCommands(program: Command): void {
       )
       .addHelpText(
         'after',
-        `
+        fitted(
+          `
 Publishing again replaces the page's title and access (the URL stays): give --title and
 --password again to keep them. Without --visibility the page keeps its current visibility.
 A password-protected page is never opened by accident: re-publishing it needs either
 --password (keep a gate) or --no-password (open it).`,
+        ),
       ),
     [
       'cairn publish art_XXXXXXXXXXXXXXXX',
       'cairn publish art_XXXXXXXXXXXXXXXX --title "Q3 report" --password hunter2',
-      'cairn publish art_XXXXXXXXXXXXXXXX --title "Q3 report, final" --password hunter2   # again: same URL',
-      'cairn publish art_XXXXXXXXXXXXXXXX --no-password                              # remove the gate',
+      'cairn publish art_XXXXXXXXXXXXXXXX --title "Q3 final" --password pw  # again',
+      'cairn publish art_XXXXXXXXXXXXXXXX --no-password      # remove the gate',
       'cairn publish art_XXXXXXXXXXXXXXXX --json | jq -r .public_url',
     ],
   ).action(clientAction(publish));
@@ -40,7 +43,7 @@ A password-protected page is never opened by accident: re-publishing it needs ei
     program
       .command('unpublish')
       .description('Take a page down at once (the artifact stays). Publishing again restores the same URL.')
-      .argument('<id-or-slug>', 'artifact id (art_…) or page id (pg_…)'),
+      .argument('<id-or-slug>', 'artifact id (art_…) or page id (pg_…)', parsePageRef),
     ['cairn unpublish art_XXXXXXXXXXXXXXXX', 'cairn unpublish pg_XXXXXXXXXXXXXXXX'],
   ).action(
     clientAction(async (ctx, [id]) => {

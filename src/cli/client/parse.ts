@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { ARTIFACT_ID, LABEL, LINK_ID, PAGE_SLUG } from '../../shared/id-shapes.js';
 
 /**
  * Option value parsers. Each throws commander's InvalidArgumentError, which commander reports as
@@ -81,4 +82,36 @@ export function parseTtl(raw: string): string {
 export function parseVisibility(raw: string): 'unlisted' | 'public' {
   if (raw === 'unlisted' || raw === 'public') return raw;
   throw new InvalidArgumentError("Visibility must be 'unlisted' or 'public'.");
+}
+
+/*
+ * Ids given as arguments. A value that cannot be the id a command takes is a usage error (exit 2),
+ * found before any request is sent, with the same shapes the server checks (shared/id-shapes.ts).
+ */
+
+export function parseArtifactId(raw: string): string {
+  if (ARTIFACT_ID.test(raw)) return raw;
+  throw new InvalidArgumentError(
+    'An artifact id is art_ and 16 letters or digits (e.g. art_3kTqZ8vQpL2mN7xY); find ids with `cairn ls` (e.g. `cairn ls --filename report.md`).',
+  );
+}
+
+export function parseLinkId(raw: string): string {
+  if (LINK_ID.test(raw)) return raw;
+  throw new InvalidArgumentError('A link id is lnk_ and 20 letters or digits; find them with `cairn links art_…`.');
+}
+
+/** unpublish: an artifact id or a page id. */
+export function parsePageRef(raw: string): string {
+  if (ARTIFACT_ID.test(raw) || PAGE_SLUG.test(raw)) return raw;
+  throw new InvalidArgumentError(
+    'Give an artifact id (art_ and 16 letters or digits) or a page id (pg_ and 16); `cairn ls` shows both.',
+  );
+}
+
+export function parseSessionId(raw: string): string {
+  if (LABEL.test(raw)) return raw;
+  throw new InvalidArgumentError(
+    "A session id is 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit; `cairn sessions` lists them.",
+  );
 }

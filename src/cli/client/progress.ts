@@ -24,6 +24,10 @@ export interface Progress {
   abort(): void;
 }
 
+/** The widest a size is ("99.9 MB", formatBytes) and an ETA below ten hours ("9:59:59"). */
+const BYTES_WIDTH = 7;
+const ETA_WIDTH = 7;
+
 const NO_PROGRESS: Progress = { update() {}, finish() {}, stop() {}, abort() {} };
 
 /** A bar for one transfer, or a no-op when it is small or nobody is watching stderr. */
@@ -82,22 +86,26 @@ export class ProgressBar implements Progress {
     this.stream.write('\r\u001b[2K');
   }
 
-  /** One line, cut to the terminal width. */
+  /**
+   * One line, cut to the terminal width. Its fields have fixed widths (the bar takes what they
+   * leave), so the bar does not change length while the rate and the ETA change digits.
+   */
   render(at: number): string {
     const fraction = this.total > 0 ? Math.min(1, this.done / this.total) : 0;
     const seconds = Math.max((at - this.started) / 1000, 0.001);
     const rate = (this.done - (this.from ?? 0)) / seconds;
     const eta = rate > 0 ? (this.total - this.done) / rate : Number.POSITIVE_INFINITY;
+    const totalText = formatBytes(this.total);
     const tail = [
       `${String(Math.floor(fraction * 100)).padStart(3)}%`,
-      `${formatBytes(this.done)}/${formatBytes(this.total)}`,
-      `${formatBytes(rate)}/s`,
-      `ETA ${formatEta(fraction >= 1 ? 0 : eta)}`,
+      `${formatBytes(this.done).padStart(BYTES_WIDTH)}/${totalText.padEnd(BYTES_WIDTH)}`,
+      `${formatBytes(rate)}/s`.padStart(BYTES_WIDTH + 2),
+      `ETA ${formatEta(fraction >= 1 ? 0 : eta).padEnd(ETA_WIDTH)}`,
     ].join('  ');
     const width = this.stream.columns || 80;
-    const barWidth = Math.max(10, Math.min(30, width - this.label.length - tail.length - 6));
+    const barWidth = Math.max(10, Math.min(30, width - 1 - this.label.length - tail.length - 4));
     const filled = Math.round(fraction * barWidth);
-    return this.fit(`${this.label} [${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}] ${tail}`);
+    return this.fit(`${this.label} [${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}] ${tail}`.trimEnd());
   }
 
   private fit(line: string): string {

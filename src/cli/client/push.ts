@@ -1,18 +1,21 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import {
   type ArtifactRecord,
   CairnError,
   deriveIdempotencyKey,
   deriveSuccessorKey,
   scanTranscriptFile,
-  sha256File,
   type UploadOptions,
   withTranscriptModels,
 } from 'cairn-store-sdk';
 import type { Command } from 'commander';
+import { fitted } from '../help.js';
+import { visible } from '../terminal-text.js';
 import { UsageError } from '../usage-error.js';
 import { nonEmpty } from './config-file.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
-import { formatBytes } from './format.js';
+import { clip, formatBytes, terminalWidth } from './format.js';
 import { collectMeta, parseTtl } from './parse.js';
 import { createProgress } from './progress.js';
 import { expandInputs, type PushInput } from './push-inputs.js';
@@ -72,7 +75,8 @@ export function registerPushCommand(program: Command): void {
       .option('--no-resume', 'start big files over: forget (and abandon) an interrupted upload of them')
       .addHelpText(
         'after',
-        `
+        fitted(
+          `
 Re-running a push with the same file and options replays the first upload (for 24 hours) instead
 of storing a second artifact; if that artifact has since been deleted or has expired, a new one
 is stored. With several files and --json, one JSON record is printed per line as each completes.
@@ -80,10 +84,11 @@ is stored. With several files and --json, one JSON record is printed per line as
 Files over 64 MiB go up resumably when the server offers it: if the push is interrupted, running
 the same push again goes on from the bytes the server already has (for 24 hours), instead of
 starting over. --no-resume starts over. See docs/cli.md for where the upload state is kept.`,
+        ),
       ),
     [
       'cairn push report.md',
-      'cairn push out/*.png --session run-42 --agent planner --meta model=gpt-5 --ttl 7d',
+      'cairn push out/*.png --session run-42 --meta model=gpt-5 --ttl 7d',
       'cairn push session.ndjson --transcript --session run-42',
       'cairn push summary.md --title "Weekly summary"      # upload and publish',
       'cairn push data.csv --json | jq -r .artifact_id',
@@ -116,6 +121,8 @@ async function pushAll(ctx: Ctx, inputs: PushInput[], opts: Record<string, unkno
   const title = opts.title as string | undefined;
   const publish = opts.publish === true || title !== undefined;
 
+  // Lines are printed as files complete, so they are aligned on what is known before: the names.
+  const nameWidth = Math.min(NAME_WIDTH, Math.max(...inputs.map((i) => visible(i.filename).length)));
   for (const input of inputs) {
     const { file, filename } = input;
     const upload: UploadOptions = { ...base, filename };
@@ -126,7 +133,7 @@ async function pushAll(ctx: Ctx, inputs: PushInput[], opts: Record<string, unkno
     const key =
       explicitKey ??
       deriveIdempotencyKey({
-        contentHash: await sha256File(file),
+        contentHash: await hashShowingProgress(file, filename, input.size),
         filename,
         sessionId: upload.sessionId,
         agentId: upload.agentId,
@@ -143,13 +150,61 @@ async function pushAll(ctx: Ctx, inputs: PushInput[], opts: Record<string, unkno
       if (inputs.length === 1) ctx.printJson(record);
       else ctx.print(JSON.stringify(record));
     } else {
-      const note = pushed.replayed ? `  ${ctx.paint('dim', '(already pushed)')}` : '';
-      ctx.print(
-        `${ctx.paint('cyan', record.artifact_id)}  ${record.filename}  ${formatBytes(record.size_bytes)}  ${ctx.paint('dim', record.content_type)}${note}`,
-      );
+      ctx.print(pushedLine(ctx, record, pushed.replayed, nameWidth));
       if (record.page) ctx.print(`  page: ${ctx.paint('green', record.page.public_url)}`);
     }
   }
+}
+
+/**
+ * The file's SHA-256 (for the derived Idempotency-Key), read before anything is sent: about 2.5 s
+ * for 100 MB on a busy machine, so a big file shows a bar for it (on a terminal) instead of a
+ * blank screen; the bar is cleared once the hash is known.
+ */
+async function hashShowingProgress(file: string, filename: string, size: number): Promise<string> {
+  const progress = createProgress(`hashing ${filename}`, size);
+  try {
+    const hash = createHash('sha256');
+    let read = 0;
+    for await (const chunk of createReadStream(file)) {
+      hash.update(chunk as Buffer);
+      read += (chunk as Buffer).length;
+      progress.update(read);
+    }
+    return hash.digest('hex');
+  } finally {
+    progress.abort();
+  }
+}
+
+const NAME_WIDTH = 40;
+const SIZE_WIDTH = 9;
+/** What the type keeps when a name is cut to fit: "application/json". */
+const TYPE_ROOM = 16;
+
+/**
+ * `art_…  name  size  type`, columns aligned across the files of one push, cut to the terminal's
+ * width: the name first (to 10 characters), then the type.
+ */
+function pushedLine(ctx: Ctx, record: ArtifactRecord, replayed: boolean, nameWidth: number): string {
+  const note = replayed ? '  (already pushed)' : '';
+  const name = visible(record.filename);
+  const type = visible(record.content_type);
+  const width = terminalWidth();
+  let nameCell = Math.max(nameWidth, Math.min(name.length, NAME_WIDTH));
+  let typeCell = type.length;
+  if (width !== undefined) {
+    // The same for every line of the push (the id and size widths are fixed), so they stay aligned.
+    const fixed = record.artifact_id.length + SIZE_WIDTH + 6;
+    nameCell = Math.max(10, Math.min(nameCell, width - 1 - fixed - TYPE_ROOM));
+    typeCell = Math.max(4, Math.min(typeCell, width - 1 - fixed - nameCell - note.length));
+  }
+  return [
+    ctx.paint('cyan', record.artifact_id),
+    clip(name, nameCell).padEnd(nameCell),
+    formatBytes(record.size_bytes).padStart(SIZE_WIDTH),
+    `${ctx.paint('dim', clip(type, typeCell))}${note && ctx.paint('dim', note)}`,
+  ].join('  ');
 }
 
 /** The resumable threshold (CAIRN_RESUMABLE_THRESHOLD_BYTES or 64 MiB); the server is asked about tus at most once. */

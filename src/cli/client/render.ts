@@ -1,25 +1,31 @@
 import type { ArtifactRecord, SessionRecord, WhoAmI } from 'cairn-store-sdk';
-import { type Column, formatAge, formatBytes, formatUntil, type Paint, renderFields, renderTable } from './format.js';
+import {
+  type Column,
+  clip,
+  formatAge,
+  formatBytes,
+  formatUntil,
+  type Paint,
+  renderFields,
+  renderTable,
+  terminalWidth,
+} from './format.js';
 
 /** Human views of the API's records. */
 
 const NAME_WIDTH = 40;
 
-function clip(s: string, width: number): string {
-  return s.length <= width ? s : `${s.slice(0, width - 1)}…`;
-}
-
-export function artifactTable(rows: ArtifactRecord[], paint: Paint, now = Date.now()): string {
+export function artifactTable(rows: ArtifactRecord[], paint: Paint, now = Date.now(), width = terminalWidth()): string {
   const columns: Column<ArtifactRecord>[] = [
     { header: 'ID', value: (a) => a.artifact_id, style: 'cyan' },
-    { header: 'NAME', value: (a) => clip(a.filename, NAME_WIDTH) },
-    { header: 'TYPE', value: (a) => a.content_type.split(';')[0] ?? a.content_type, style: 'dim' },
+    { header: 'NAME', value: (a) => clip(a.filename, NAME_WIDTH), minWidth: 10 },
+    { header: 'TYPE', value: (a) => a.content_type.split(';')[0] ?? a.content_type, style: 'dim', minWidth: 10 },
     { header: 'SIZE', value: (a) => formatBytes(a.size_bytes), right: true },
     { header: 'CREATED', value: (a) => formatAge(a.created_at, now) },
-    { header: 'SESSION', value: (a) => a.session_id ?? '-' },
-    { header: 'AGENT', value: (a) => a.agent_id ?? '-', style: 'dim' },
+    { header: 'SESSION', value: (a) => a.session_id ?? '-', minWidth: 7 },
+    { header: 'AGENT', value: (a) => a.agent_id ?? '-', style: 'dim', minWidth: 5, optional: true },
   ];
-  return renderTable(rows, columns, paint);
+  return renderTable(rows, columns, paint, width);
 }
 
 export function artifactDetail(a: ArtifactRecord, paint: Paint, now = Date.now()): string {
@@ -43,15 +49,15 @@ export function artifactDetail(a: ArtifactRecord, paint: Paint, now = Date.now()
   return renderFields(fields, paint);
 }
 
-export function sessionTable(rows: SessionRecord[], paint: Paint, now = Date.now()): string {
+export function sessionTable(rows: SessionRecord[], paint: Paint, now = Date.now(), width = terminalWidth()): string {
   const columns: Column<SessionRecord>[] = [
-    { header: 'SESSION', value: (s) => s.session_id, style: 'cyan' },
+    { header: 'SESSION', value: (s) => s.session_id, style: 'cyan', minWidth: 12 },
     { header: 'ARTIFACTS', value: (s) => String(s.artifact_count), right: true },
     { header: 'SEALED', value: (s) => (s.is_sealed ? 'yes' : 'no') },
     { header: 'FIRST', value: (s) => formatAge(s.first_artifact_at, now) },
     { header: 'LAST', value: (s) => formatAge(s.last_artifact_at, now) },
   ];
-  return renderTable(rows, columns, paint);
+  return renderTable(rows, columns, paint, width);
 }
 
 const count = (n: number) => n.toLocaleString('en-US');

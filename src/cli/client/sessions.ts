@@ -1,7 +1,7 @@
 import type { ListSessionsQuery, SessionRecord } from 'cairn-store-sdk';
 import type { Command } from 'commander';
 import { clientAction, withClientOptions } from './context.js';
-import { parseLimit, parseTimeBound } from './parse.js';
+import { parseLimit, parseSessionId, parseTimeBound } from './parse.js';
 import { sessionTable } from './render.js';
 
 /** sessions and seal. */
@@ -44,7 +44,7 @@ export function registerSessionCommands(program: Command): void {
     program
       .command('seal')
       .description('Seal a session: later uploads naming it are refused. Irreversible.')
-      .argument('<session>', 'session id'),
+      .argument('<session>', 'session id', parseSessionId),
     ['cairn seal run-42', 'cairn seal run-42 --json'],
   ).action(
     clientAction(async (ctx, [id]) => {

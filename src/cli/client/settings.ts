@@ -93,6 +93,31 @@ export function loginUrl(
   return url.replace(/\/+$/, '');
 }
 
+/** "the default" or "from CAIRN_API_URL" (--api-url, a profile), for messages that show the URL. */
+export function urlOrigin(settings: Pick<Settings, 'urlSource'>): string {
+  return settings.urlSource === 'default' ? `the default` : `from ${settings.urlSource}`;
+}
+
+const FROM_ENVIRONMENT = new Set(['CAIRN_API_KEY', 'SERVICE_API_KEY']);
+
+/**
+ * When the key comes from the environment or --api-key while the profile holds a key or URL of its
+ * own, what is not used and how to use it instead; else undefined. The precedence above is
+ * deliberate (a key is never sent to a URL another source named), but it surprises whoever saved
+ * a URL with `cairn login` and exported a key earlier: every message that shows the URL says so.
+ */
+export function overrideNote(settings: Settings): string | undefined {
+  const { keySource, stored, profile, profileFlag, apiUrl } = settings;
+  if (profileFlag || keySource === null || keySource.startsWith('profile ')) return undefined;
+  const storedUrl = nonEmpty(stored.api_url)?.replace(/\/+$/, '');
+  if (!nonEmpty(stored.api_key) && (storedUrl === undefined || storedUrl === apiUrl)) return undefined;
+  const unused = storedUrl !== undefined && storedUrl !== apiUrl ? ` (and its URL ${storedUrl})` : '';
+  const fix = FROM_ENVIRONMENT.has(keySource)
+    ? `unset ${keySource} to use the profile, or set CAIRN_API_URL to go with the key`
+    : 'drop --api-key to use the profile, or pass --api-url with it';
+  return `the key comes from ${keySource}, so profile "${profile}"${unused} is not used: ${fix}.`;
+}
+
 export function missingKeyMessage(settings: Settings): string {
   if (settings.profileFlag) {
     return (

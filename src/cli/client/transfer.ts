@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../usage-error.js';
 import { type Ctx, clientAction, withClientOptions } from './context.js';
 import { formatBytes, formatUntil } from './format.js';
-import { parseLinkExpiry } from './parse.js';
+import { parseArtifactId, parseLinkExpiry } from './parse.js';
 import { createProgress, type Progress } from './progress.js';
 
 /** download, download-url and link. */
@@ -19,7 +19,7 @@ export function registerTransferCommands(program: Command): void {
       .description(
         "Save an artifact's bytes (default: its filename in the current folder), or a whole session with --session.",
       )
-      .argument('[id]')
+      .argument('[id]', 'artifact id (art_…)', parseArtifactId)
       .option('-o, --output <path>', "file or folder to write, or '-' for stdout (--session: the folder)")
       .option('-f, --force', 'overwrite an existing file')
       .option('--session <id>', 'the whole session: into a folder (default ./<id>), skipping files already there')
@@ -30,7 +30,7 @@ export function registerTransferCommands(program: Command): void {
       'cairn download art_XXXXXXXXXXXXXXXX -o ./reports/',
       'cairn download art_XXXXXXXXXXXXXXXX -o report.md --force',
       'cairn download art_XXXXXXXXXXXXXXXX -o - | less',
-      'cairn download --session run-42                # ./run-42/ with manifest.json; run again to resume',
+      'cairn download --session run-42     # into ./run-42/; run again to resume',
       'cairn download --session run-42 --zip run-42.zip',
       'cairn download --session run-42 --tar run-42.tar.gz',
     ],
@@ -53,11 +53,14 @@ export function registerTransferCommands(program: Command): void {
     program
       .command('download-url')
       .description('Print private download URLs (one hour, no key needed), one line per id in order.')
-      .argument('<ids...>'),
+      .argument('<ids...>', 'artifact ids (art_…)', (v: string, previous: string[] = []) => [
+        ...previous,
+        parseArtifactId(v),
+      ]),
     [
       'cairn download-url art_XXXXXXXXXXXXXXXX',
-      'cairn download-url art_XXXXXXXXXXXXXXXX art_YYYYYYYYYYYYYYYY | xargs -n1 curl -sO',
-      'cairn download-url art_X art_Y --json | jq -r ".download_urls[].download_url"',
+      'cairn download-url art_XXXXXXXXXXXXXXXX art_YYYYYYYYYYYYYYYY | xargs curl -O',
+      'cairn download-url art_X --json | jq -r ".download_urls[].download_url"',
     ],
   ).action(clientAction(downloadUrls));
 
@@ -67,7 +70,7 @@ export function registerTransferCommands(program: Command): void {
       .description(
         'Create a temporary download link anyone can open (no key needed): of an artifact, or of a sealed session.',
       )
-      .argument('[id]')
+      .argument('[id]', 'artifact id (art_…)', parseArtifactId)
       .option('--session <id>', 'link a whole sealed session: a page of its files with "download all"')
       .option('--expires <duration>', 'lifetime: 7d, 12h, 30m or 3600s (default 7d, max 30d)', parseLinkExpiry),
     [

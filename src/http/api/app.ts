@@ -10,6 +10,7 @@ import { refuseInvalidBoundary } from '../multipart-boundary.js';
 import { installJsonBodies } from './json-bodies.js';
 import { archiveRoutes } from './routes/archives.js';
 import { artifactRoutes } from './routes/artifacts.js';
+import { eventRoutes } from './routes/events.js';
 import { linkRoutes } from './routes/links.js';
 import { metaRoutes } from './routes/meta.js';
 import { answerUnroutableReport, pageRoutes } from './routes/pages.js';
@@ -17,6 +18,7 @@ import { presignedRoutes } from './routes/presigned.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { tusRoutes } from './routes/tus.js';
 import { uploadRoutes } from './routes/upload.js';
+import { webhookRoutes } from './routes/webhooks.js';
 import { components } from './schemas.js';
 import { strictQuerystring } from './strict-query.js';
 
@@ -36,7 +38,7 @@ async function buildApp(core: Core, opts: ListenerOptions, documenting: boolean)
   if (documenting) await registerSwagger(app, core);
   for (const schema of components) app.addSchema(schema);
   await app.register(multipart, {
-    // Our own streaming check stops at 500 MB; busboy's limit sits above it so it never truncates silently first.
+    // Our own streaming check stops at 500 MiB; busboy's limit sits above it so it never truncates silently first.
     limits: { fileSize: LIMITS.multipartBytes + 1024 * 1024, files: 1, fields: 16, parts: 20, fieldSize: 64 * 1024 },
     throwFileSizeLimit: true,
   });
@@ -53,6 +55,8 @@ async function buildApp(core: Core, opts: ListenerOptions, documenting: boolean)
   artifactRoutes(app, core);
   linkRoutes(app, core);
   sessionRoutes(app, core);
+  eventRoutes(app, core, { heartbeatMs: (opts.eventHeartbeatSeconds ?? 15) * 1000 });
+  webhookRoutes(app, core);
   presignedRoutes(app, core);
   tusRoutes(app, core);
   pageRoutes(app, core);

@@ -55,6 +55,32 @@ export const ListSessionsQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const EVENT_FILTER_FIELDS = {
+  after: Type.Optional(
+    Type.String({
+      description: 'Only events after this event id (the last `event_id` you saw); `0` for the oldest kept.',
+    }),
+  ),
+  types: Type.Optional(
+    Type.String({
+      description: 'Comma-separated event types, or prefixes such as `artifact.*`; default all.',
+      examples: ['artifact.created,session.sealed'],
+    }),
+  ),
+  session_id: Type.Optional(Type.String({ description: 'Only events of this session’s artifacts (and its seal).' })),
+};
+
+export const ListEventsQuery = Type.Object(
+  {
+    ...EVENT_FILTER_FIELDS,
+    cursor: Type.Optional(Type.String({ description: 'The `next_cursor` of the previous page (instead of after).' })),
+    limit: Type.Optional(Type.String({ description: 'Page size, 1-200, default 50.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const StreamEventsQuery = Type.Object(EVENT_FILTER_FIELDS, { additionalProperties: false });
+
 export const ListLinksQuery = Type.Object(
   {
     cursor: Type.Optional(Type.String({ description: 'next_cursor of the previous page, exactly as received.' })),
@@ -90,3 +116,15 @@ export const artifactErrors = {
   404: errorResponse('`artifact_not_found`: no such artifact in your tenant.'),
   410: errorResponse('`artifact_already_deleted` or `artifact_expired`.'),
 };
+
+/** The optional `Idempotency-Key` header of the calls that create something (uploads, presigned reservations). */
+export const IdempotencyKeyHeader = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: '^[\\x21-\\x7e]+$',
+      description: '1-256 printable ASCII characters: a repeat within 24 hours replays the first answer.',
+    }),
+  ),
+});

@@ -2,6 +2,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { invalid } from '../../core/errors.js';
 import { refuseDuplicateKeys } from '../../core/json-text.js';
 import type { UploadRequest } from '../../core/upload.js';
+import {
+  isUploadWireField,
+  UPLOAD_WIRE_NAMES,
+  type UploadWireField,
+  uploadRequestFrom,
+  type WireUploadFields,
+} from '../../core/upload-request.js';
 
 /** The tus version this endpoint speaks (the only one there is). */
 export const TUS_VERSION = '1.0.0';
@@ -28,19 +35,17 @@ export function byteCount(headers: IncomingHttpHeaders, name: string): number | 
   return Number(v.trim());
 }
 
-/** Upload-Metadata keys and the upload field each fills; other tus clients' names are aliases. */
-const FIELDS: Record<string, Exclude<keyof UploadRequest, 'partType'>> = {
-  filename: 'filename',
+/** Upload-Metadata keys are the upload fields' wire names; other tus clients' names are aliases. */
+const ALIASES: Record<string, UploadWireField> = {
   name: 'filename', // Uppy
-  content_type: 'contentType',
-  filetype: 'contentType', // tus-js-client's examples
-  type: 'contentType', // Uppy
-  session_id: 'sessionId',
-  agent_id: 'agentId',
-  ttl: 'ttl',
-  metadata: 'metadata',
-  transcript: 'transcript',
+  filetype: 'content_type', // tus-js-client's examples
+  type: 'content_type', // Uppy
 };
+/** The keys, as a refusal lists them: "filename, …, metadata (a JSON object) or transcript". */
+const KNOWN_KEYS = (() => {
+  const names = UPLOAD_WIRE_NAMES.map((n) => (n === 'metadata' ? 'metadata (a JSON object)' : n));
+  return `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+})();
 /** Sent by Uppy for every file; says nothing Cairn keeps. */
 const IGNORED = new Set(['relativePath']);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -51,8 +56,8 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * are refused, so a misspelt field fails loudly instead of being dropped.
  */
 export function parseUploadMetadata(header: string | undefined): UploadRequest {
-  const req: UploadRequest = {};
-  if (header === undefined || header.trim() === '') return req;
+  const fields: WireUploadFields = {};
+  if (header === undefined || header.trim() === '') return {};
   const seen = new Set<string>();
   for (const pair of header.split(',')) {
     const [key = '', encoded = '', ...extra] = pair.trim().split(' ');
@@ -63,17 +68,15 @@ export function parseUploadMetadata(header: string | undefined): UploadRequest {
     seen.add(key);
     if (IGNORED.has(key)) continue;
     // Own keys only: `constructor` or `__proto__` are no field names.
-    const field = Object.hasOwn(FIELDS, key) ? FIELDS[key] : undefined;
+    const field = isUploadWireField(key) ? key : Object.hasOwn(ALIASES, key) ? ALIASES[key] : undefined;
     if (!field) {
-      throw invalid(
-        `Upload-Metadata key ${key} is not known; use filename, content_type, session_id, agent_id, ttl, metadata (a JSON object) or transcript.`,
-      );
+      throw invalid(`Upload-Metadata key ${key} is not known; use ${KNOWN_KEYS}.`);
     }
     const text = utf8Text(Buffer.from(encoded, 'base64'), key);
-    if (req[field] !== undefined) throw invalid(`Upload-Metadata gives ${key} and another name for the same field.`);
-    req[field] = field === 'metadata' ? parseJsonObject(text) : text;
+    if (fields[field] !== undefined) throw invalid(`Upload-Metadata gives ${key} and another name for the same field.`);
+    fields[field] = field === 'metadata' ? parseJsonObject(text) : text;
   }
-  return req;
+  return uploadRequestFrom(fields);
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

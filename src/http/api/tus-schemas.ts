@@ -1,5 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { LIMITS } from '../../core/plans.js';
+import { LARGE_LIMIT_TEXT, SINGLE_LIMIT_TEXT } from '../../shared/upload-limits.js';
 import { authErrors, errorResponse } from './schemas.js';
 
 /**
@@ -56,7 +57,9 @@ export const tusSchemas = {
     security,
     headers: Type.Object({
       'tus-resumable': version,
-      'upload-length': str('The size of the file in bytes (Free up to 500,000,000; Pro up to 5 GiB).'),
+      'upload-length': str(
+        `The size of the file in bytes (Free up to ${SINGLE_LIMIT_TEXT}; Pro up to ${LARGE_LIMIT_TEXT}).`,
+      ),
       'upload-metadata': Type.Optional(
         str(
           'Comma-separated `key base64(value)` pairs: filename (required), content_type, session_id, agent_id, ttl, metadata (JSON), transcript.',

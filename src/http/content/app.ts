@@ -1,8 +1,11 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Core } from '../../core/index.js';
+import { acceptsHtml } from '../accepts-html.js';
 import { installErrorHandling } from '../errors/handler.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
-import { installPublicHeaders } from '../public-headers.js';
+import { faviconRoute } from '../favicon.js';
+import { installPublicHeaders, NOTICE_PAGE_CSP } from '../public-headers.js';
+import { LINK_GONE_HTML } from '../viewer/templates.js';
 import { archiveRoutes, sendSessionArchive } from './archive-route.js';
 import { PageDocuments } from './page-documents.js';
 import { contentPageRoutes, pageNotFound } from './pages.js';
@@ -14,26 +17,36 @@ import { serveArtifactBytes } from './serve-bytes.js';
  */
 export async function buildContentApp(core: Core, opts: ListenerOptions): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(opts.logLevel, opts.trustProxy));
-  const gone = (request: FastifyRequest) => ({
-    error: {
-      code: 'artifact_not_found',
-      message: 'This link is invalid, expired or the file is gone.',
-      status: 404,
-      request_id: request.id,
-    },
-  });
+  // A browser opening a dead link gets a page; curl, fetch() and the SDKs get the error envelope.
+  const gone = (request: FastifyRequest, reply: FastifyReply) => {
+    reply.status(404).header('Vary', 'Accept').header('Cache-Control', 'no-store');
+    if (acceptsHtml(request.headers.accept)) {
+      return reply
+        .header('Content-Type', 'text/html; charset=utf-8')
+        .header('Content-Security-Policy', NOTICE_PAGE_CSP)
+        .header('Referrer-Policy', 'no-referrer')
+        .send(LINK_GONE_HTML);
+    }
+    return reply.send({
+      error: {
+        code: 'artifact_not_found',
+        message: 'This link is invalid, expired or the file is gone.',
+        status: 404,
+        request_id: request.id,
+      },
+    });
+  };
   // Unknown paths answer like an unknown page (under /c/) or an unknown link (anywhere else).
   installErrorHandling(app, {
     notFound: (request, reply) =>
-      request.url.startsWith('/c/')
-        ? pageNotFound(reply, core.deps.origins.viewer)
-        : reply.status(404).send(gone(request)),
+      request.url.startsWith('/c/') ? pageNotFound(reply, core.deps.origins.viewer) : gone(request, reply),
     bodyIdleTimeoutSeconds: opts.bodyIdleTimeoutSeconds,
     metrics: opts.metrics,
   });
   installPublicHeaders(app);
 
   app.get('/health', async () => ({ status: 'ok' }));
+  faviconRoute(app);
 
   // Private signed download URLs from GET /v1/artifacts/{id}/download-url.
   // GET and HEAD explicitly: Fastify's automatic HEAD route would reset Content-Length to 0.
@@ -44,7 +57,7 @@ export async function buildContentApp(core: Core, opts: ListenerOptions): Promis
       const { id } = request.params as { id: string };
       const { exp, sig } = request.query as { exp?: string; sig?: string };
       const found = await core.sharing.resolveSigned(id, exp, sig);
-      if (!found) return reply.status(404).send(gone(request));
+      if (!found) return gone(request, reply);
       return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
     },
   });
@@ -63,7 +76,7 @@ export async function buildContentApp(core: Core, opts: ListenerOptions): Promis
       if (found) return serveArtifactBytes(request, reply, core.deps.blobs, found.artifact);
       // A session link serves the session's archive, of what it holds now.
       const session = await core.sharing.resolveSessionLink(linkId);
-      if (!session) return reply.status(404).send(gone(request));
+      if (!session) return gone(request, reply);
       return sendSessionArchive(core, request, reply, session);
     },
   });

@@ -46,11 +46,15 @@ export async function sendArchive(
 }
 
 /** `GET {content_origin}/z/<token>/<name>`: the signed archive URLs of the API's archive calls. */
-export function archiveRoutes(app: FastifyInstance, core: Core, gone: (request: FastifyRequest) => unknown): void {
+export function archiveRoutes(
+  app: FastifyInstance,
+  core: Core,
+  gone: (request: FastifyRequest, reply: FastifyReply) => unknown,
+): void {
   app.get('/z/:token/:name', { exposeHeadRoute: false }, async (request, reply) => {
     const { token } = request.params as { token: string };
     const plan = await core.archives.resolveToken(token);
-    if (!plan) return reply.status(404).send(gone(request));
+    if (!plan) return gone(request, reply);
     return sendArchive(core, request, reply, plan);
   });
 }

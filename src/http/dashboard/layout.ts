@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
 import { toIso } from '../../core/time.js';
 import { type HtmlValue, html, type SafeHtml } from '../render/html.js';
+import { pageFrame } from '../render/page-frame.js';
 import { DASHBOARD_CSS_PATH } from './styles.js';
 
 /** Security headers of every dashboard (and consent) page. No script runs on any of them. */
@@ -35,20 +36,11 @@ export function sendHtml(
 }
 
 export function document(title: string, body: HtmlValue): SafeHtml {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<title>${title} · Cairn</title>
-<link rel="stylesheet" href="${DASHBOARD_CSS_PATH}">
-</head>
-<body>
-${body}
-</body>
-</html>
-`;
+  return pageFrame({
+    title: `${title} · Cairn`,
+    head: html`<link rel="stylesheet" href="${DASHBOARD_CSS_PATH}">`,
+    body,
+  });
 }
 
 const SECTIONS = [

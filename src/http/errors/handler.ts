@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CairnError, type ErrorCode, isCairnError, toEnvelope } from '../../core/errors.js';
 import type { RateDecision } from '../../ports/rate-limiter.js';
+import { LARGE_LIMIT_TEXT, SINGLE_LIMIT_TEXT } from '../../shared/upload-limits.js';
 import { bodyIdleTimeout, cutStalledBodies, takesBody } from '../body-idle-timeout.js';
 import type { ListenerOptions } from '../fastify-options.js';
 import { lingerAfterEarlyAnswer } from '../lingering-close.js';
@@ -10,6 +11,9 @@ import { installRequestIdHeader } from '../request-id.js';
 import { dependencyFailure } from './dependency.js';
 import { installShutdownGate } from './protocol.js';
 
+/** A multipart upload's refusal, whoever notices first (our streaming check or busboy's). */
+export const FILE_TOO_LARGE = `File is larger than ${SINGLE_LIMIT_TEXT}; larger files go up resumably or presigned (Pro, up to ${LARGE_LIMIT_TEXT}).`;
+
 /** Framework and plugin error codes mapped onto the API's stable codes. */
 const FRAMEWORK_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_request', 'Request body is not valid JSON.'],
@@ -18,7 +22,7 @@ const FRAMEWORK_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Unsupported Content-Type for this endpoint.'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['invalid_request', 'Content-Length does not match the body.'],
   FST_INVALID_MULTIPART_CONTENT_TYPE: ['unsupported_media_type', 'Expected multipart/form-data.'],
-  FST_REQ_FILE_TOO_LARGE: ['file_too_large', 'File is larger than 500 MB.'],
+  FST_REQ_FILE_TOO_LARGE: ['file_too_large', FILE_TOO_LARGE],
   FST_FILES_LIMIT: ['invalid_request', 'Send exactly one file part named "file".'],
   FST_FIELDS_LIMIT: ['invalid_request', 'Too many form fields.'],
   FST_PARTS_LIMIT: ['invalid_request', 'Too many multipart parts.'],

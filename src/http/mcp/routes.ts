@@ -12,7 +12,7 @@ import { eachRateHeader } from '../rate-headers.js';
 import { holdUploadSlot } from '../upload-slots.js';
 import { type OriginPolicy, refuseHostOrOrigin } from './origin-guard.js';
 
-/** Base64 of a 10 MB store_artifact plus the JSON-RPC around it. */
+/** Base64 of a 10 MiB store_artifact plus the JSON-RPC around it. */
 const MCP_BODY_LIMIT = Math.ceil((LIMITS.jsonDecodedBytes * 4) / 3) + 256 * 1024;
 
 /**

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Core } from '../../core/index.js';
 import { installErrorHandling } from '../errors/handler.js';
 import { baseOptions, type ListenerOptions } from '../fastify-options.js';
+import { faviconRoute } from '../favicon.js';
 import { installPublicHeaders } from '../public-headers.js';
 import { sendNotFound, viewerPageRoutes } from './pages.js';
 import { sessionLinkRoutes } from './session-link.js';
@@ -17,6 +18,7 @@ export async function buildViewerApp(core: Core, opts: ListenerOptions): Promise
   });
   installPublicHeaders(app);
   app.get('/health', async () => ({ status: 'ok' }));
+  faviconRoute(app);
   viewerPageRoutes(app, core);
   sessionLinkRoutes(app, core);
   for (const plugin of opts.plugins ?? []) await plugin(app, core);

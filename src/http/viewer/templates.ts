@@ -4,7 +4,8 @@ import { toIso } from '../../core/time.js';
 import type { ArtifactRow, PageRow } from '../../ports/metadata-store.js';
 import { formatBytes } from '../../shared/units.js';
 import { modelOf } from '../render/format.js';
-import { type HtmlValue, html, type SafeHtml, trustedHtml } from '../render/html.js';
+import { type HtmlValue, html, type SafeHtml } from '../render/html.js';
+import { pageFrame } from '../render/page-frame.js';
 import { PREVIEW_SHELL_CSS } from './preview-styles.js';
 import { genericShareTags, openShareTags, sharePanel } from './share.js';
 import { SHELL_CSS } from './styles.js';
@@ -13,22 +14,7 @@ import { SHELL_CSS } from './styles.js';
 
 /** `head` carries the page's link-preview tags; any other page gets only its heading in them. */
 export function layout(title: string, body: HtmlValue, head: HtmlValue = genericShareTags(title)): SafeHtml {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<meta name="referrer" content="no-referrer">
-<title>${title}</title>
-${head}
-<style>${trustedHtml(SHELL_CSS)}${trustedHtml(PREVIEW_SHELL_CSS)}</style>
-</head>
-<body>
-${body}
-</body>
-</html>
-`;
+  return pageFrame({ title, head, css: SHELL_CSS + PREVIEW_SHELL_CSS, body });
 }
 
 export const topbar = (heading: HtmlValue, action?: HtmlValue) =>
@@ -163,6 +149,20 @@ export const NOT_FOUND_HTML = layout(
 <main class="center"><div class="panel">
 <h1>Page not found</h1>
 <p>This page does not exist or is no longer available.</p>
+</div></main>
+${footer}`,
+).value;
+
+/**
+ * What a browser gets for a share link or signed download URL that no longer works (revoked,
+ * expired, never existed, the file gone): one page for every reason, as the API gives one code.
+ */
+export const LINK_GONE_HTML = layout(
+  'Link not available',
+  html`${topbar('Link not available')}
+<main class="center"><div class="panel">
+<h1>This link does not work any more</h1>
+<p>It was revoked or has expired, or the file it pointed to is gone. Ask whoever shared it for a new link.</p>
 </div></main>
 ${footer}`,
 ).value;

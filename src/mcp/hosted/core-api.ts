@@ -23,19 +23,28 @@ import {
   type SessionLinkRecord,
   type SessionList,
   type SessionRecord,
+  scanTranscriptText,
   type UnpublishResult,
   type UploadBytesOptions,
   type UploadTicket,
   type WhoAmI,
+  withTranscriptModels,
 } from 'cairn-store-sdk';
-import { artifactsQuery, sessionsQuery, walkPages } from 'cairn-store-sdk/internal';
+import {
+  artifactsQuery,
+  lacksTranscriptModels,
+  sessionsQuery,
+  uploadWireFields,
+  walkPages,
+} from 'cairn-store-sdk/internal';
 import { blobKey, type Logger } from '../../core/context.js';
 import { isCairnError } from '../../core/errors.js';
 import type { Core } from '../../core/index.js';
 import type { RawQuery } from '../../core/list-query.js';
 import { LIMITS } from '../../core/plans.js';
 import type { Caller } from '../../core/tenants.js';
-import { checkIdempotencyKey, type UploadRequest } from '../../core/upload.js';
+import { checkIdempotencyKey } from '../../core/upload.js';
+import { uploadRequestFrom } from '../../core/upload-request.js';
 import type { CairnApi } from '../context.js';
 
 /** Core errors become the SDK's error type, which the tool table understands; anything else is a 500 that leaks nothing. */
@@ -135,15 +144,12 @@ export class CoreCairnApi implements CairnApi {
         return JSON.parse(replayed.body) as ArtifactRecord;
       }
       const bytes = typeof content === 'string' ? Buffer.from(content) : Buffer.from(content);
-      const req: UploadRequest = {
-        filename: opts.filename,
-        contentType: opts.contentType,
-        sessionId: opts.sessionId,
-        agentId: opts.agentId,
-        ttl: opts.ttl,
-        metadata: opts.metadata,
-        transcript: opts.transcript,
-      };
+      // As the SDK's uploadBytes: a transcript's models go into its metadata.
+      const sent =
+        opts.transcript && lacksTranscriptModels(opts.metadata)
+          ? { ...opts, metadata: withTranscriptModels(opts.metadata, scanTranscriptText(bytes.toString('utf8'))) }
+          : opts;
+      const req = uploadRequestFrom(uploadWireFields(sent));
       await uploads.precheck(this.caller, req);
       const staged = await uploads.stage(Readable.from([bytes]), LIMITS.jsonDecodedBytes);
       const result = await uploads.finish(this.caller, req, staged, key);
@@ -164,7 +170,15 @@ export class CoreCairnApi implements CairnApi {
   }
 
   requestUploadUrl(input: RequestUploadUrlInput): Promise<UploadTicket> {
-    return this.call(() => this.core.presigned.requestUrl(this.caller, { ...input }));
+    return this.call(async () => {
+      const { ticket, replayed } = await this.core.presigned.reserve(
+        this.caller,
+        { ...uploadRequestFrom(uploadWireFields(input)), sizeBytes: input.sizeBytes },
+        checkIdempotencyKey(input.idempotencyKey),
+      );
+      input.onResponse?.({ replayed });
+      return ticket;
+    });
   }
 
   completeUpload(id: string): Promise<ArtifactRecord> {

@@ -2,6 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../../core/index.js';
+import { checkIdempotencyKey } from '../../../core/upload.js';
+import { uploadRequestFrom } from '../../../core/upload-request.js';
 import { callerOf } from '../../auth.js';
 import { typeboxValidator } from '../../typebox-validator.js';
 import {
@@ -10,12 +12,17 @@ import {
   artifactErrors,
   authErrors,
   errorResponse,
+  IdempotencyKeyHeader,
   UploadReceipt,
   UploadTicket,
   UploadUrlBody,
 } from '../schemas.js';
 
 const security = [{ bearer: [] }];
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
 
 /** Presigned uploads for large files: upload-url → PUT → complete. */
 export function presignedRoutes(instance: FastifyInstance, core: Core): void {
@@ -29,13 +36,21 @@ export function presignedRoutes(instance: FastifyInstance, core: Core): void {
         summary: 'Start a presigned upload (Pro; up to 5 GiB)',
         description:
           'Creates a pending artifact and returns a URL to PUT exactly `size_bytes` to, with `upload_headers`. ' +
-          'Then call complete. Free tenants get quota_exceeded.',
+          'Then call complete. Free tenants get quota_exceeded. The pending artifact is held 24 hours; its GET ' +
+          'shows `status: "pending"` and `held_until`. An `Idempotency-Key` header makes a repeat within 24 hours ' +
+          'answer the same pending artifact, with a fresh URL, instead of reserving another.',
         tags: ['artifacts'],
         security,
+        headers: IdempotencyKeyHeader,
         body: Type.Ref(UploadUrlBody),
         response: {
-          201: Type.Ref(UploadTicket, { description: 'A pending artifact and where to PUT its bytes.' }),
-          409: errorResponse('`session_sealed`: the session named is sealed.'),
+          201: Type.Ref(UploadTicket, {
+            description:
+              'A pending artifact and where to PUT its bytes (or, with `Idempotent-Replayed: true`, the one the same Idempotency-Key reserved).',
+          }),
+          409: errorResponse(
+            '`session_sealed`: the session named is sealed; `upload_not_found`: the Idempotency-Key reserved an upload that is no longer pending.',
+          ),
           ...authErrors,
           400: errorResponse('`invalid_request` or `ttl_exceeds_plan_limit`: a missing or invalid field.'),
         },
@@ -43,16 +58,13 @@ export function presignedRoutes(instance: FastifyInstance, core: Core): void {
     },
     async (request, reply) => {
       const b = request.body;
-      const ticket = await core.presigned.requestUrl(callerOf(request), {
-        filename: b.filename,
-        sizeBytes: b.size_bytes,
-        contentType: b.content_type,
-        sessionId: b.session_id,
-        agentId: b.agent_id,
-        metadata: b.metadata,
-        ttl: b.ttl,
-        transcript: b.transcript,
-      });
+      const key = checkIdempotencyKey(headerValue(request.headers['idempotency-key']));
+      const { ticket, replayed } = await core.presigned.reserve(
+        callerOf(request),
+        { ...uploadRequestFrom(b), sizeBytes: b.size_bytes },
+        key,
+      );
+      if (replayed) reply.header('Idempotent-Replayed', 'true');
       return reply.status(201).send(ticket);
     },
   );

@@ -6,28 +6,28 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CairnError, invalid } from '../../../core/errors.js';
 import type { Core } from '../../../core/index.js';
-import { LIMITS } from '../../../core/plans.js';
+import { INLINE_LIMIT_TEXT, LIMITS, SINGLE_LIMIT_TEXT } from '../../../core/plans.js';
 import type { Caller } from '../../../core/tenants.js';
 import { checkIdempotencyKey, type UploadRequest, type UploadResult } from '../../../core/upload.js';
+import { isUploadWireField, uploadRequestFrom, type WireUploadFields } from '../../../core/upload-request.js';
 import { decodeBase64, parseMetadataField } from '../../../core/validation.js';
 import type { StagedBlob } from '../../../ports/blob-store.js';
 import { callerOf } from '../../auth.js';
+import { FILE_TOO_LARGE } from '../../errors/handler.js';
 import { typeboxValidator } from '../../typebox-validator.js';
-import { ArtifactRecord, authErrors, errorResponse, JsonUploadBody, MultipartUploadBody } from '../schemas.js';
+import {
+  ArtifactRecord,
+  authErrors,
+  errorResponse,
+  IdempotencyKeyHeader,
+  JsonUploadBody,
+  MultipartUploadBody,
+} from '../schemas.js';
 
 type JsonUpload = typeof JsonUploadBody.static;
 
-/** Base64 of 10 MB plus room for the other JSON fields. */
+/** Base64 of 10 MiB plus room for the other JSON fields. */
 const JSON_BODY_LIMIT = Math.ceil((LIMITS.jsonDecodedBytes * 4) / 3) + 64 * 1024;
-
-const TEXT_FIELDS: Record<string, keyof UploadRequest> = {
-  filename: 'filename',
-  content_type: 'contentType',
-  session_id: 'sessionId',
-  agent_id: 'agentId',
-  ttl: 'ttl',
-  transcript: 'transcript',
-};
 
 export function uploadRoutes(instance: FastifyInstance, core: Core): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>();
@@ -40,20 +40,11 @@ export function uploadRoutes(instance: FastifyInstance, core: Core): void {
         operationId: 'uploadArtifact',
         summary: 'Upload an artifact',
         description:
-          'multipart/form-data (part `file`, up to 500 MB, streamed) or a JSON body with base64 `content` (up to 10 MB decoded). ' +
+          `multipart/form-data (part \`file\`, up to ${SINGLE_LIMIT_TEXT}, streamed) or a JSON body with base64 \`content\` (up to ${INLINE_LIMIT_TEXT} decoded). ` +
           'An `Idempotency-Key` header replays the original response for 24 hours.',
         tags: ['artifacts'],
         security: [{ bearer: [] }],
-        headers: Type.Object({
-          'idempotency-key': Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 256,
-              pattern: '^[\\x21-\\x7e]+$',
-              description: '1-256 printable ASCII characters: a repeat within 24 hours replays the first answer.',
-            }),
-          ),
-        }),
+        headers: IdempotencyKeyHeader,
         body: {
           content: {
             'application/json': { schema: Type.Ref(JsonUploadBody) },
@@ -65,7 +56,9 @@ export function uploadRoutes(instance: FastifyInstance, core: Core): void {
             description: 'Stored (or, with `Idempotent-Replayed: true`, the answer to the same Idempotency-Key).',
           }),
           409: errorResponse('`session_sealed`: the session named is sealed.'),
-          413: errorResponse('`file_too_large`: over 500 MB (multipart) or 10 MB decoded (JSON).'),
+          413: errorResponse(
+            `\`file_too_large\`: over ${SINGLE_LIMIT_TEXT} (multipart) or ${INLINE_LIMIT_TEXT} decoded (JSON).`,
+          ),
           415: errorResponse('`unsupported_media_type`: neither multipart/form-data nor JSON.'),
           ...authErrors,
           400: errorResponse(
@@ -120,18 +113,10 @@ async function jsonUpload(core: Core, caller: Caller, raw: unknown, idempotencyK
   if (bytes.length > LIMITS.jsonDecodedBytes) {
     throw new CairnError(
       'file_too_large',
-      'JSON uploads are limited to 10 MB decoded; use multipart for larger files.',
+      `JSON uploads are limited to ${INLINE_LIMIT_TEXT} decoded; use multipart for larger files (up to ${SINGLE_LIMIT_TEXT})`,
     );
   }
-  const req: UploadRequest = {
-    filename: body.filename,
-    contentType: body.content_type,
-    sessionId: body.session_id,
-    agentId: body.agent_id,
-    ttl: body.ttl,
-    metadata: body.metadata,
-    transcript: body.transcript,
-  };
+  const req = uploadRequestFrom(body);
   await core.uploads.precheck(caller, req);
   const staged = await core.uploads.stage(Readable.from([bytes]), LIMITS.jsonDecodedBytes);
   return core.uploads.finish(caller, req, staged, idempotencyKey);
@@ -148,26 +133,26 @@ async function multipartUpload(
   request: FastifyRequest,
   idempotencyKey: string | undefined,
 ) {
-  const req: UploadRequest = {};
+  const fields: WireUploadFields = {};
   let partFilename: string | undefined;
+  let partType: string | undefined;
   let staged: StagedBlob | undefined;
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
         if (part.fieldname !== 'file' || staged) throw invalid('Send exactly one file part, named "file".');
         const file = attachNow(part.file);
-        await core.uploads.precheck(caller, req);
+        await core.uploads.precheck(caller, uploadRequestFrom(fields));
         partFilename = part.filename;
-        req.partType = part.mimetype;
+        partType = part.mimetype;
         staged = await core.uploads.stage(file, LIMITS.multipartBytes);
-        if ((part as MultipartFile).file.truncated)
-          throw new CairnError('file_too_large', 'File is larger than 500 MB.');
+        if ((part as MultipartFile).file.truncated) throw new CairnError('file_too_large', FILE_TOO_LARGE);
       } else {
-        applyField(req, part as MultipartValue);
+        applyField(fields, part as MultipartValue);
       }
     }
     if (!staged) throw invalid('Multipart upload needs a file part named "file".');
-    if (req.filename === undefined) req.filename = partFilename;
+    const req: UploadRequest = { ...uploadRequestFrom({ filename: partFilename, ...fields }), partType };
     const done = staged;
     staged = undefined;
     return await core.uploads.finish(caller, req, done, idempotencyKey);
@@ -209,16 +194,16 @@ function attachNow(file: Readable): Readable {
   return out;
 }
 
-function applyField(req: UploadRequest, part: MultipartValue): void {
+function applyField(fields: WireUploadFields, part: MultipartValue): void {
   if (part.valueTruncated) throw invalid(`Form field ${part.fieldname} is too long.`);
   const value = typeof part.value === 'string' ? part.value : String(part.value);
-  if (part.fieldname === 'metadata') {
-    req.metadata = parseMetadataField(value);
+  const name = part.fieldname;
+  // A form carries text: metadata is a JSON object written as text (a later one replaces it).
+  if (name === 'metadata') {
+    fields.metadata = parseMetadataField(value);
     return;
   }
-  // Own keys only: `constructor` or `__proto__` must not find Object.prototype's members.
-  const key = Object.hasOwn(TEXT_FIELDS, part.fieldname) ? TEXT_FIELDS[part.fieldname] : undefined;
-  if (!key) throw invalid(`Unknown form field '${part.fieldname.slice(0, 64)}'.`);
-  if (req[key] !== undefined) throw invalid(`Form field ${part.fieldname} was given twice.`);
-  (req as Record<string, unknown>)[key] = value;
+  if (!isUploadWireField(name)) throw invalid(`Unknown form field '${name.slice(0, 64)}'.`);
+  if (fields[name] !== undefined) throw invalid(`Form field ${name} was given twice.`);
+  fields[name] = value;
 }
