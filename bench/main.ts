@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { abRun, abSettings } from './ab.js';
 import { type Durations, getLoad } from './api-load.js';
+import { type ArchiveBenchSizes, archiveRows } from './archives.js';
 import type { BaselineInfo } from './baseline-child.js';
 import { bigFileBench, writeRandomFile } from './big-files.js';
 import type { CairnChildInfo } from './cairn-child.js';
@@ -39,6 +40,8 @@ const log = (s: string) => console.error(`[bench] ${s}`);
 
 interface Settings {
   quick: boolean;
+  /** The two archive sessions: many small files, a few large ones. */
+  archives: ArchiveBenchSizes;
   /** Turns of each start-up pair (medians of them). */
   startupRuns: number;
   bytes: number;
@@ -52,6 +55,7 @@ function settings(argv: string[]): Settings {
   return quick
     ? {
         quick,
+        archives: { smallFiles: 100, smallBytes: 4096, bigFiles: 3, bigBytes: 8 * MIB },
         startupRuns: 3,
         bytes: 16 * MIB,
         multipartBytes: 8 * MIB,
@@ -60,6 +64,7 @@ function settings(argv: string[]): Settings {
       }
     : {
         quick,
+        archives: { smallFiles: 1000, smallBytes: 4096, bigFiles: 10, bigBytes: 100 * MIB },
         startupRuns: 7,
         bytes: 1024 * MIB,
         multipartBytes: 450 * MIB,
@@ -163,6 +168,17 @@ async function bigFilesOnly(root: string, s: Settings): Promise<ResultRow[]> {
   }
 }
 
+/** `--only archives`: a Cairn with one tenant, and the archive rows alone. */
+async function archivesOnly(root: string, s: Settings): Promise<ResultRow[]> {
+  const cairn = await startCairn(path.join(root, 'data-archives'), {});
+  try {
+    const t = await cairn.call<Tenant>('tenant', { name: 'archives', plan: 'pro' });
+    return await archiveRows(cairn, t.apiKey, root, s.archives, s.d.rounds, log);
+  } finally {
+    await cairn.stop();
+  }
+}
+
 /** What the PostgreSQL part needs of the SQLite part: its data folder, tenants and seeded list. */
 type SqliteEngine = Omit<EngineServer, 'cairn' | 'getTargets'> & { dataDir: string };
 
@@ -179,6 +195,7 @@ async function sqliteRun(root: string, s: Settings): Promise<{ rows: ResultRow[]
   const rows: ResultRow[] = [];
   try {
     rows.push(...(await bigFileRows(dataDir, server.cairn, server.tenants.big!, s)));
+    rows.push(...(await archiveRows(server.cairn, server.tenants.big!.apiKey, root, s.archives, s.d.rounds, log)));
 
     const { key, id } = server.getTargets.warm[0]!;
     const recordJson = await (
@@ -294,8 +311,8 @@ async function main(argv: string[]): Promise<number> {
   if (argv.includes('--rows')) throw new Error('--rows: only with --ab (the full run always seeds its own count)');
   const only = argv.indexOf('--only');
   const section = only >= 0 ? argv[only + 1] : undefined;
-  if (only >= 0 && section !== 'big-files' && section !== 'start-up') {
-    throw new Error('--only: the bench runs one section alone, big-files or start-up');
+  if (only >= 0 && section !== 'big-files' && section !== 'start-up' && section !== 'archives') {
+    throw new Error('--only: the bench runs one section alone, big-files, start-up or archives');
   }
   const write = !section && (argv.includes('--write') || !s.quick);
   const m = machine();
@@ -305,6 +322,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (section === 'big-files') rows.push(...(await bigFilesOnly(root, s)));
     else if (section === 'start-up') rows.push(...(await startupRows(s.startupRuns, log)));
+    else if (section === 'archives') rows.push(...(await archivesOnly(root, s)));
     else {
       rows.push(...(await startupRows(s.startupRuns, log)));
       const sqlite = await sqliteRun(root, s);

@@ -70,13 +70,30 @@ function send(
   });
 }
 
-/** POST /v1/artifacts multipart with the first `bytes` of `file` as the file part. */
-export function uploadMultipart(apiUrl: string, key: string, file: string, bytes: number, filename: string) {
+/**
+ * POST /v1/artifacts multipart with the first `bytes` of `file` as the file part; `fields` go
+ * before it, and `prefix` (bytes) before the file's own, so one source file makes distinct files.
+ */
+export function uploadMultipart(
+  apiUrl: string,
+  key: string,
+  file: string,
+  bytes: number,
+  filename: string,
+  fields: Record<string, string> = {},
+  prefix: Buffer = Buffer.alloc(0),
+) {
   const boundary = `----cairnBench${Math.random().toString(16).slice(2)}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n` +
-      'Content-Type: application/octet-stream\r\n\r\n',
-  );
+  const fieldParts = Object.entries(fields)
+    .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+    .join('');
+  const head = Buffer.concat([
+    Buffer.from(
+      `${fieldParts}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n` +
+        'Content-Type: application/octet-stream\r\n\r\n',
+    ),
+    prefix,
+  ]);
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   return send(
     `${apiUrl}/v1/artifacts`,

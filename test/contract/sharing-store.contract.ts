@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { LinkRow, MetadataStore, TenantRow } from '../../src/ports/metadata-store.js';
+import type { LinkRow, MetadataStore, SessionLinkRow, TenantRow } from '../../src/ports/metadata-store.js';
 import { DAY, HOUR, type MakeMetadataStore, metadataFixture, T0 } from './metadata-fixture.js';
 
 /**
@@ -85,6 +85,51 @@ export function sharingStoreContract(name: string, makeStore: MakeMetadataStore)
         const expired = made[3]!;
         expect(await store.revokeLink(A.id, expired.id, T0 + HOUR)).toBe(true);
         expect((await store.getLink(expired.id))?.link).toEqual({ ...expired, revokedAt: T0 + HOUR });
+      });
+    });
+
+    describe('session links', () => {
+      let n = 0;
+      const sessionLink = (tenantId: string, over: Partial<SessionLinkRow> = {}): SessionLinkRow => ({
+        id: `lnk_session${String(++n).padStart(13, '0')}`,
+        tenantId,
+        sessionId: 'run-42',
+        createdAt: T0,
+        expiresAt: T0 + DAY,
+        revokedAt: null,
+        ...over,
+      });
+
+      it('share one cap with artifact links, resolve with their tenant, list per session and revoke within the tenant', async () => {
+        const a = await put(row(A.id));
+        expect(await store.createLink(link(a), 3, T0)).toBe(true);
+        const first = sessionLink(A.id, { createdAt: T0 - 1000 });
+        const second = sessionLink(A.id);
+        expect(await store.createSessionLink(first, 3, T0)).toBe(true);
+        expect(await store.createSessionLink(second, 3, T0)).toBe(true);
+        // The cap counts both kinds: a fourth of either is refused.
+        expect(await store.countActiveLinks(A.id, T0)).toBe(3);
+        expect(await store.createSessionLink(sessionLink(A.id), 3, T0)).toBe(false);
+        expect(await store.createLink(link(a), 3, T0)).toBe(false);
+        expect(await store.getSessionLink(first.id)).toEqual({ link: first, tenant: await store.getTenant(A.id) });
+        expect(await store.getSessionLink('lnk_unknown')).toBeNull();
+        expect(await store.listSessionLinks(A.id, 'run-42', { now: T0, limit: 10 })).toEqual([second, first]);
+        expect(
+          await store.listSessionLinks(A.id, 'run-42', { now: T0, limit: 1, after: [second.createdAt, second.id] }),
+        ).toEqual([first]);
+        expect(await store.listSessionLinks(A.id, 'other', { now: T0, limit: 10 })).toEqual([]);
+        expect(await store.listSessionLinks(B.id, 'run-42', { now: T0, limit: 10 })).toEqual([]);
+        // Revoke: not another tenant's; its owner's, kept and marked, out of the list and the count.
+        expect(await store.revokeLink(B.id, second.id, T0)).toBe(false);
+        expect(await store.revokeLink(A.id, second.id, T0)).toBe(true);
+        expect((await store.getSessionLink(second.id))?.link).toEqual({ ...second, revokedAt: T0, expiresAt: T0 });
+        expect(await store.listSessionLinks(A.id, 'run-42', { now: T0, limit: 10 })).toEqual([first]);
+        expect(await store.countActiveLinks(A.id, T0)).toBe(2);
+        // Expired ones leave the list and the count; the sweeper purges them.
+        expect(await store.countActiveLinks(A.id, T0 + DAY)).toBe(0);
+        expect(await store.purgeDeadLinks(T0 + DAY, T0 + 1, 100)).toBeGreaterThanOrEqual(2);
+        expect(await store.getSessionLink(first.id)).toBeNull();
+        expect(await store.getSessionLink(second.id)).toBeNull();
       });
     });
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newArtifactId } from '../../src/core/ids.js';
 import { ManualClock } from '../../src/ports/clock.js';
 import { expectError, HOUR_MS, put, type Rec, sha256 } from '../helpers/e2e.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
@@ -279,6 +280,35 @@ describe.each(BACKENDS)('archives on the $name', (backend) => {
       }
     }
   });
+
+  it('a zip whose central directory passes 64 KiB announces its exact length', async () => {
+    const key = await s.createTenant(`archive-wide-${backend.name}`, 'pro');
+    const first = await put(s.apiUrl, key, 'shared bytes', { filename: 'seed.txt', session_id: 'wide-run' });
+    const tenant = (await s.core.deps.tenantStore.getTenantByName(`archive-wide-${backend.name}`))!;
+    const row = (await s.core.deps.artifactStore.getArtifact(tenant.id, first.artifact_id))!;
+    // 800 more records of the same bytes, with long names: a central directory of about 90 KB.
+    for (let i = 0; i < 800; i++) {
+      await s.core.deps.artifactStore.insertArtifact({
+        artifact: {
+          ...row,
+          id: newArtifactId(),
+          filename: `${'long-name-'.repeat(6)}${i}.txt`,
+          createdAt: row.createdAt + i + 1,
+        },
+        storageLimitBytes: Number.MAX_SAFE_INTEGER,
+      });
+    }
+    const r = await archiveCall(s, key, '/v1/sessions/wide-run/archive');
+    expect(r.json.artifact_count).toBe(801);
+    const got = await download(r.json.archive_url);
+    try {
+      expect(got.headers.get('content-length')).toBe(String(got.body.length));
+      const report = await openEverywhere(got.file, 'zip', got.dir);
+      expect(report.names).toHaveLength(802);
+    } finally {
+      await rm(got.dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('an archive of any list filter: agent and metadata, in tar.gz', async () => {
     const key = await s.createTenant(`archive-filter-${backend.name}`, 'pro');

@@ -192,6 +192,22 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
   const again = await cairn.DELETE('/v1/artifacts/{id}', { params: { path: { id } } });
   const goneCode: string | undefined = again.error?.error.code;
   const sealed = await cairn.POST('/v1/sessions/{id}/seal', { params: { path: { id: 'openapi-run' } } });
+  // The archive calls answer 303 See Other; not followed, so the signed URL is read from Location.
+  const archive = await cairn.GET('/v1/sessions/{id}/archive', {
+    params: { path: { id: 'openapi-run' }, query: { format: 'zip' } },
+    redirect: 'manual',
+  });
+  const listArchive = await cairn.GET('/v1/artifacts/archive', {
+    params: { query: { session_id: 'openapi-run', format: 'tar.gz' } },
+    redirect: 'manual',
+  });
+  const signedArchive = (r: { response: Response }) => r.response.headers.get('location')?.includes('/z/') ?? false;
+  const sessionLink = await cairn.POST('/v1/sessions/{id}/links', {
+    params: { path: { id: 'openapi-run' } },
+    body: { ttl: '1d' },
+  });
+  const sessionLinkId: string | undefined = sessionLink.data?.link_id;
+  const sessionLinks = await cairn.GET('/v1/sessions/{id}/links', { params: { path: { id: 'openapi-run' } } });
 
   // The change feed: the list, then a stream from the start, read until its first event.
   const events = await cairn.GET('/v1/events', { params: { query: { types: 'session.sealed' } } });
@@ -261,6 +277,10 @@ export async function callEveryOperation(baseUrl: string, apiKey: string): Promi
     unpublishArtifact: { status: unpublished.response.status, detail: unpublished.data?.unpublished },
     deleteArtifact: { status: deleted.response.status, detail: [typeof deletedAt, again.response.status, goneCode] },
     sealSession: { status: sealed.response.status, detail: sealed.data?.status },
+    getSessionArchive: { status: archive.response.status, detail: signedArchive(archive) },
+    getArtifactsArchive: { status: listArchive.response.status, detail: signedArchive(listArchive) },
+    createSessionLink: { status: sessionLink.response.status, detail: sessionLinkId?.slice(0, 4) },
+    listSessionLinks: { status: sessionLinks.response.status, detail: sessionLinks.data?.links.length },
     listEvents: { status: events.response.status, detail: sealedEvent },
     streamEvents: { status: stream.response.status, detail: streamedType },
     createWebhook: { status: hook.response.status, detail: hook.data.secret.slice(0, 6) },
