@@ -280,7 +280,10 @@ if (reason && process.env.CI) {
         expect(r.status).toBe(400);
         expect(r.json.error.code).toBe('invalid_request');
       }
-      expect((await api(a.apiUrl, key, 'GET', `/v1/artifacts/${ticket.json.artifact_id}`)).status).toBe(404);
+      // Nothing became active: its owner still sees the reservation, pending, for a right PUT.
+      const after = await api(a.apiUrl, key, 'GET', `/v1/artifacts/${ticket.json.artifact_id}`);
+      expect(after.status).toBe(200);
+      expect(after.json).toMatchObject({ status: 'pending', held_until: expect.any(String) });
     });
 
     it('both sweepers running together lose nothing live and leave no orphan blob', async () => {
