@@ -209,9 +209,12 @@ describe('presigned upload: a transient failure while taking the bytes in loses 
       const failed = await complete(s, id);
       expect(failed.status, failed.text).toBe(500);
       expect(failed.json.error.code).toBe('server_error');
-      // The bytes are still where they landed, and nothing half-made is visible.
+      // The bytes are still where they landed, and nothing half-made is visible: the owner sees
+      // the reservation, still pending.
       expect(await s.landedFiles()).toEqual([`uploads/${(await s.core.tenants.byName('main')).id}/${id}`]);
-      expect((await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}`)).status).toBe(404);
+      const pending = await api(s.apiUrl, s.apiKey, 'GET', `/v1/artifacts/${id}`);
+      expect(pending.status).toBe(200);
+      expect(pending.json).toMatchObject({ status: 'pending', held_until: expect.any(String) });
     }
     const done = await complete(s, id);
     expect(done.status, done.text).toBe(200);
