@@ -331,7 +331,7 @@ class ResumableUploadTest(_server.ServerTestCase):
     def test_a_file_above_the_plan_limit_is_refused_before_any_byte(self) -> None:
         sparse = self.path + ".sparse"
         with open(sparse, "wb") as fh:
-            fh.truncate(500_000_001)  # one byte above the Free plan's limit, no disk used
+            fh.truncate(524_288_001)  # one byte above the Free plan's limit (500 MiB), no disk used
         free = Cairn(api_key=self.server.keys["pyfree"], base_url=self.proxy.url)
         with self.assertRaises(cairn.FileTooLargeError) as ctx:
             free.push_resumable(path=sparse)
