@@ -62,6 +62,31 @@ export function clientConfig(options: PoolOptions): pg.PoolConfig {
 /** The message src/http/errors/dependency.ts recognises as "the database is saturated". */
 export const POOL_SATURATED = 'Connection pool saturated: too many calls waiting for a database connection';
 
+/** The message src/http/errors/dependency.ts recognises as "no connection to the database". */
+export const DATABASE_UNREACHABLE = 'Database unreachable: no connection to PostgreSQL';
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+]);
+
+/**
+ * A socket error on the way to PostgreSQL (a refused connect while it is stopped) says nothing of
+ * which service failed; named here, where it is known, it is reported as the database's failure
+ * rather than as some storage service's network trouble.
+ */
+function named<T>(call: Promise<T>): Promise<T> {
+  return call.catch((err: unknown) => {
+    const code = (err as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && SOCKET_CODES.has(code)) throw new Error(DATABASE_UNREACHABLE, { cause: err });
+    throw err;
+  });
+}
+
 /** Deadlock and serialization failures: the transaction did nothing and may simply run again. */
 const RETRYABLE = new Set(['40P01', '40001']);
 
@@ -97,7 +122,7 @@ export class Database {
   /** One statement on a pooled connection, outside any transaction. */
   async query(config: pg.QueryConfig | string): Promise<pg.QueryResult> {
     this.admit();
-    return this.pool.query(config);
+    return named(this.pool.query(config));
   }
 
   /**
@@ -113,7 +138,7 @@ export class Database {
   async tx<T>(fn: (q: Querier) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       this.admit();
-      const client = await this.pool.connect();
+      const client = await named(this.pool.connect());
       let broken: Error | undefined;
       const onError = (err: Error) => {
         broken ??= err;

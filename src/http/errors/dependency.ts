@@ -49,7 +49,7 @@ function isPostgresUnavailable(code: string): boolean {
 
 /** node-postgres reports a lost or unobtainable connection only in its message. */
 const PG_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|not queryable|Query read timeout|Connection pool saturated/;
+  /Connection terminated|timeout exceeded when trying to connect|not queryable|Query read timeout|Connection pool saturated|Database unreachable/;
 
 /** AWS SDK errors carry `$metadata`; a 5xx or throttling answer means the store is struggling. */
 const S3_UNAVAILABLE_NAMES = new Set([
