@@ -38,8 +38,9 @@ ${markdownTable(rows)}
   run on every call) so throughput figures measure the server, not the plan's 100 requests/s.
 - **Start-up** (first, on a machine the rest has not yet warmed): each command and its floor take
   turns, 7 times each (3 with \`--quick\`), and the medians are compared. \`cairn --version\` and
-  \`cairn ls --limit 5\` (against a running Cairn) are timed in CPU (user + system, read by GNU
-  \`time\`) beside a bare \`node -e 0\`: what each step of a script or an agent costs the machine.
+  \`cairn ls --limit 5\` (against a running Cairn) are timed in CPU (user + system, each
+  child's rusage from \`wait4\`, in microseconds) beside a bare \`node -e 0\`: what each step of a
+  script or an agent costs the machine.
   \`cairn mcp\` is timed from spawn to its answer to \`initialize\` (what an MCP host waits for)
   beside a minimal stdio server on the same MCP SDK with one tool (\`bench/bare-mcp-server.ts\`);
   \`cairn serve\` on a fresh data folder from spawn to the first 200 on \`/health\` beside a bare

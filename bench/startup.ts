@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,32 +14,41 @@ import { type ResultRow, ratio } from './report.js';
  * `cairn ls --limit 5` (against a running Cairn) in CPU time beside a bare `node -e 0`; `cairn mcp`
  * from spawn to its `initialize` result beside a minimal stdio server on the same MCP SDK (one
  * tool, bare-mcp-server.ts); `cairn serve` from spawn to the first 200 on `/health` beside a bare
- * Fastify answering `/health` (bare-serve.ts). CPU is read with GNU time (`/usr/bin/time`).
+ * Fastify answering `/health` (bare-serve.ts). CPU is each child's rusage as `wait4` reports it
+ * (microseconds; GNU time prints hundredths, a step of half the ratio against `node -e 0`'s 20 ms).
  */
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const BIN = path.join(ROOT, 'bin/cairn.js');
 const HERE = import.meta.dirname;
-const TIME = '/usr/bin/time';
+/** Runs a command and prints its user + system CPU from `wait4` (Python: the standard library has it). */
+const RUSAGE = [
+  'import os, subprocess, sys',
+  'p = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)',
+  '_, status, r = os.wait4(p.pid, 0)',
+  'print(r.ru_utime + r.ru_stime, os.waitstatus_to_exitcode(status))',
+].join('\n');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
-const msOf = (x: number) => `${x.toFixed(0)} ms`;
+const msOf = (x: number) => `${x.toFixed(x < 100 ? 1 : 0)} ms`;
 
 /** User + system CPU of one run of `args` (node is this process's own), in ms. */
-async function cpuMs(args: string[], env: Record<string, string>, dir: string): Promise<number> {
-  const out = path.join(dir, 'time.txt');
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(TIME, ['-f', '%U %S', '-o', out, process.execPath, ...args], {
+async function cpuMs(args: string[], env: Record<string, string>, _dir: string): Promise<number> {
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn('python3', ['-c', RUSAGE, process.execPath, ...args], {
       env: childEnv(env),
-      stdio: 'ignore',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let text = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      text += d;
     });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${args.join(' ')} exited ${code}`))));
+    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`python3 rusage exited ${code}`))));
   });
-  const [user = Number.NaN, sys = Number.NaN] = ((await readFile(out, 'utf8')).trim().split('\n').at(-1) ?? '')
-    .split(' ')
-    .map(Number);
-  return (user + sys) * 1000;
+  const [cpu = Number.NaN, code = Number.NaN] = out.trim().split(' ').map(Number);
+  if (code !== 0) throw new Error(`${args.join(' ')} exited ${code}`);
+  return cpu * 1000;
 }
 
 /** Milliseconds from spawning an MCP server (`args`) to its answer to `initialize`. */
@@ -110,10 +118,6 @@ async function alternate(runs: number, a: () => Promise<number>, b: () => Promis
 }
 
 export async function startupRows(runs: number, log: (s: string) => void): Promise<ResultRow[]> {
-  if (!existsSync(TIME)) {
-    log(`start-up rows skipped: no ${TIME} (Debian package "time")`);
-    return [];
-  }
   const dir = await mkdtemp(path.join(tmpdir(), 'cairn-bench-start-'));
   const cairn = await startCairn(path.join(dir, 'data'), {});
   try {
