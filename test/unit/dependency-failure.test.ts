@@ -17,6 +17,8 @@ describe('a database that refuses connections', () => {
           (e: unknown) => e,
         );
         expect(dependencyFailure(err)?.dependency).toBe('database');
+        // An operator reading the log learns which address refused.
+        expect((err as Error).message).toContain('ECONNREFUSED 127.0.0.1:9');
       }
     } finally {
       await db.close();

@@ -82,7 +82,10 @@ const SOCKET_CODES = new Set([
 function named<T>(call: Promise<T>): Promise<T> {
   return call.catch((err: unknown) => {
     const code = (err as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && SOCKET_CODES.has(code)) throw new Error(DATABASE_UNREACHABLE, { cause: err });
+    if (typeof code === 'string' && SOCKET_CODES.has(code)) {
+      // The socket's own words (`connect ECONNREFUSED 10.0.0.5:5432`) tell an operator which address failed.
+      throw new Error(`${DATABASE_UNREACHABLE} (${(err as Error).message})`, { cause: err });
+    }
     throw err;
   });
 }
