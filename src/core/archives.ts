@@ -1,6 +1,6 @@
 import type { ArtifactQuery, ArtifactRow, TenantRow } from '../ports/metadata-store.js';
 import { assignEntryNames } from '../shared/archive-names.js';
-import { formatBytes } from '../shared/units.js';
+import { formatBytes, formatCount } from '../shared/units.js';
 import type { ArchiveUrl } from '../wire/archives.js';
 import type { CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
@@ -187,7 +187,7 @@ export class ArchiveService {
       rows.push(...page);
       if (rows.length > max) {
         throw invalid(
-          `These filters match more than ${max.toLocaleString('en-US')} artifacts, the most one archive holds: ` +
+          `These filters match more than ${formatCount(max)} artifacts, the most one archive holds: ` +
             'narrow them (created_after, created_before, agent_id, metadata.<key>=<value>).',
         );
       }

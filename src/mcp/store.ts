@@ -13,6 +13,7 @@ import {
 import { nodeCrypto, TranscriptModelScanner } from 'cairn-store-sdk/internal';
 import { z } from 'zod';
 import { decodeBase64Text } from '../shared/base64.js';
+import { formatCount } from '../shared/units.js';
 import {
   INLINE_LIMIT_TEXT,
   INLINE_UPLOAD_BYTES,
@@ -185,7 +186,7 @@ export const storeArtifact = defineTool({
       }
       if (bytes.length > INLINE_UPLOAD_BYTES) {
         return fail(
-          `the file is ${bytes.length.toLocaleString('en-US')} bytes; the limit here is ${INLINE_LIMIT_TEXT}.${
+          `the file is ${formatCount(bytes.length)} bytes; the limit here is ${INLINE_LIMIT_TEXT}.${
             ctx.openLocalFile ? ' Write it to a file and pass `path`.' : ' Use request_upload_url (Pro).'
           }`,
           { status: 413, code: 'file_too_large', retry_hint: 'fix_arguments', ...meta },
@@ -267,7 +268,7 @@ async function uploadPath(
       if (file.size > SINGLE_UPLOAD_BYTES) {
         throw new CairnError({
           code: 'file_too_large',
-          message: `${filePath} is ${file.size.toLocaleString('en-US')} bytes; the limit is ${SINGLE_LIMIT_TEXT}. Use request_upload_url (Pro).`,
+          message: `${filePath} is ${formatCount(file.size)} bytes; the limit is ${SINGLE_LIMIT_TEXT}. Use request_upload_url (Pro).`,
           status: 413,
         });
       }

@@ -19,3 +19,16 @@ export function formatBytes(n: number): string {
   }
   return `${value < 100 ? value.toFixed(1) : Math.round(value)} ${UNITS[unit]}`;
 }
+
+/**
+ * A whole number with its thousands grouped by commas, as en-US writes it: 10,485,760. Written out
+ * rather than `toLocaleString('en-US')`, whose first call sets up ICU's number formatting (about
+ * 60 ms of CPU, most of a client command's start when a message or limit text needs one).
+ */
+export function formatCount(n: number): string {
+  if (!Number.isSafeInteger(n)) return String(n);
+  const digits = String(Math.abs(n));
+  let grouped = digits.slice(0, digits.length % 3 || 3);
+  for (let i = grouped.length; i < digits.length; i += 3) grouped += `,${digits.slice(i, i + 3)}`;
+  return n < 0 ? `-${grouped}` : grouped;
+}

@@ -1,3 +1,5 @@
+import { formatCount } from './units.js';
+
 /**
  * The upload size limits, in binary units: what the hosted service's clients accept (10 MiB
  * inline, 500 MiB in one request), so that a file one of them lets through is never refused by
@@ -16,7 +18,7 @@ export const LARGE_UPLOAD_BYTES = 5 * 1024 * MIB;
 
 /** "10 MiB (10,485,760 bytes)"; a size that is no whole number of MiB only in bytes: "1,000 bytes". */
 export function limitText(bytes: number): string {
-  const exact = `${bytes.toLocaleString('en-US')} bytes`;
+  const exact = `${formatCount(bytes)} bytes`;
   if (bytes === 0 || bytes % MIB !== 0) return exact;
   const gib = bytes / (1024 * MIB);
   return `${Number.isInteger(gib) ? `${gib} GiB` : `${bytes / MIB} MiB`} (${exact})`;

@@ -1,4 +1,5 @@
 import type { ArtifactRecord, SessionRecord, WhoAmI } from 'cairn-store-sdk';
+import { formatCount } from '../../shared/units.js';
 import {
   type Column,
   clip,
@@ -60,7 +61,7 @@ export function sessionTable(rows: SessionRecord[], paint: Paint, now = Date.now
   return renderTable(rows, columns, paint, width);
 }
 
-const count = (n: number) => n.toLocaleString('en-US');
+const count = formatCount;
 const percent = (used: number, limit: number) => (limit > 0 ? ` (${Math.floor((used / limit) * 100)}%)` : '');
 
 export function whoamiView(w: WhoAmI, extra: [string, string][], paint: Paint): string {

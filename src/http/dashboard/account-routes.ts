@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
 import { PLANS } from '../../core/plans.js';
-import { formatBytes } from '../../shared/units.js';
+import { formatBytes, formatCount } from '../../shared/units.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { confirmPage } from './confirm.js';
 import { type DashboardContext, dashboardCaller, userError } from './context.js';
@@ -15,7 +15,7 @@ function usage(label: string, used: number, limit: number, show: (n: number) => 
 </div>`;
 }
 
-const count = (n: number) => n.toLocaleString('en-US');
+const count = formatCount;
 
 /** A new tenant's first screen: how to push a first file, from a key to the CLI or plain HTTP. */
 function gettingStarted(api: string, haveKey: boolean): SafeHtml {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { BrowserSession } from '../../core/accounts/index.js';
 import type { RawQuery } from '../../core/list-query.js';
-import { formatBytes } from '../../shared/units.js';
+import { formatBytes, formatCount } from '../../shared/units.js';
 import { html, type SafeHtml } from '../render/html.js';
 import { archiveRoutes, downloadAllButtons } from './archive-routes.js';
 import { confirmPage } from './confirm.js';
@@ -120,7 +120,7 @@ ${FILTERS.map(([name, label]) => html`<div><label for="f-${name}">${label}</labe
     const rows: [string, string][] = [
       ['artifact_id', a.artifact_id],
       ['content_type', a.content_type],
-      ['size', `${formatBytes(a.size_bytes)} (${a.size_bytes.toLocaleString('en-US')} bytes)`],
+      ['size', `${formatBytes(a.size_bytes)} (${formatCount(a.size_bytes)} bytes)`],
       ['content_hash', a.content_hash],
       ['session_id', a.session_id ?? ''],
       ['agent_id', a.agent_id ?? ''],

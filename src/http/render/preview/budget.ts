@@ -1,3 +1,5 @@
+import { formatCount } from '../../../shared/units.js';
+
 /** Previews read at most this much of a file; the rest is in the download. */
 export const PREVIEW_MAX_BYTES = 2 * 1024 * 1024;
 
@@ -23,7 +25,7 @@ export const LINE_PIECE_CHARS = 16 * 1024;
 export function clip(text: string, max = PIECE_MAX_CHARS): string {
   if (text.length <= max) return text;
   const cut = /[\ud800-\udbff]/.test(text[max - 1] ?? '') ? max - 1 : max;
-  return `${text.slice(0, cut)}… [${(text.length - cut).toLocaleString('en-US')} more characters in the download]`;
+  return `${text.slice(0, cut)}… [${formatCount(text.length - cut)} more characters in the download]`;
 }
 
 /** The room left in one preview, taken piece by piece as the renderer builds it. */

@@ -1,3 +1,4 @@
+import { formatCount } from '../../../shared/units.js';
 import { escapeHtml, type SafeHtml, trustedHtml } from '../html.js';
 import { clip, OutputBudget } from './budget.js';
 
@@ -108,7 +109,7 @@ export function renderTableWithin(preview: CsvPreview, budget: OutputBudget): { 
 /** The note under a table that does not show everything (`shown` of its rows kept, by default all read). */
 export function tableNote(preview: CsvPreview, truncatedBytes: boolean, shown = preview.rows.length): string | null {
   const hidden = preview.total - shown;
-  const fmt = (n: number) => n.toLocaleString('en-US');
+  const fmt = formatCount;
   if (hidden > 0) {
     return truncatedBytes
       ? `Showing the first ${fmt(shown)} rows; at least ${fmt(hidden)} more (and the rest of the file) are in the download.`

@@ -1,3 +1,4 @@
+import { formatCount } from '../../../shared/units.js';
 import { type SafeHtml, trustedHtml } from '../html.js';
 import { type AnsiStyle, ansiLine, PLAIN_STYLE } from './ansi.js';
 import { LINE_PIECE_CHARS, OutputBudget } from './budget.js';
@@ -51,9 +52,7 @@ export function numberedLines(lines: Iterable<string | Continued>, budget = new 
     const run = blank;
     blank = 0;
     if (run > BLANK_RUN) {
-      return add(
-        `<span class="l gap" style="counter-increment:ln ${run}">${run.toLocaleString('en-US')} empty lines</span>`,
-      );
+      return add(`<span class="l gap" style="counter-increment:ln ${run}">${formatCount(run)} empty lines</span>`);
     }
     for (let i = 0; i < run; i++) if (!add('<span class="l"></span>')) return false;
     return true;
