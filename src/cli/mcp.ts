@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { createRequire } from 'node:module';
 import type { Command } from 'commander';
 import { resolveSettings, type Settings } from './client/settings.js';
 import { fitted } from './help.js';
@@ -55,10 +55,13 @@ See docs/mcp.md for host configuration, path confinement and destructive-tool ga
 }
 
 async function runMcp(opts: McpOptions): Promise<void> {
+  // Loaded on use (the MCP SDK would otherwise slow every other command's start), and begun
+  // before the settings are read, which then cost the host no wait.
+  const loading = import('../mcp/stdio.js');
+  loading.catch(() => {}); // awaited below unless the settings fail first
   const settings = await resolveSettings({ profile: opts.profile });
   if (!settings.apiKey || !settings.keySource) throw new UsageError(noKeyMessage(settings));
-  // Loaded on use: the MCP SDK would otherwise slow every other command's start.
-  const { McpStartupError, runStdioServer } = await import('../mcp/stdio.js');
+  const { McpStartupError, runStdioServer } = await loading;
   try {
     await runStdioServer({
       apiKey: settings.apiKey,
@@ -80,6 +83,9 @@ async function runMcp(opts: McpOptions): Promise<void> {
  * explain): the full CLI then handles them, with commander's messages.
  */
 export async function startMcpDirectly(args: string[]): Promise<number | null> {
+  // As CommonJS: an ESM import of node:util reads its every export, which loads worker_threads and
+  // the assertion differ, a sixth of a bare Node's start for one function.
+  const { parseArgs } = createRequire(import.meta.url)('node:util') as typeof import('node:util');
   let opts: McpOptions;
   try {
     const { values } = parseArgs({

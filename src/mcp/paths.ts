@@ -1,4 +1,4 @@
-import { constants, type Stats } from 'node:fs';
+import { constants, realpathSync, type Stats } from 'node:fs';
 import { type FileHandle, lstat, open, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { deniedByName, HOME_DENIED } from './deny-list.js';
@@ -80,10 +80,24 @@ export class RelativeRootError extends Error {
   }
 }
 
+/** The real path of `p`, or `p` resolved when it does not exist (yet). */
 async function realOrResolved(p: string): Promise<string> {
   const resolved = path.resolve(p);
   try {
     return await realpath(resolved);
+  } catch {
+    return resolved;
+  }
+}
+
+/**
+ * The same at once, for the working directory and the roots: a few system calls that would
+ * otherwise wait in libuv's thread pool behind the deny-list's, and the host for `initialize`.
+ */
+function realOrResolvedNow(p: string): string {
+  const resolved = path.resolve(p);
+  try {
+    return realpathSync(resolved);
   } catch {
     return resolved;
   }
@@ -126,30 +140,43 @@ export class PathConfinement {
     readonly cwd: string,
     /** Real paths of the allowed roots. */
     readonly roots: string[],
-    /** Denied folders, both as written and resolved (a symlinked home must not dodge them). */
-    private readonly deniedDirs: string[],
+    /** Denied folders as written (under the home folder, Cairn's config, the system's). */
+    private readonly deniedWritten: string[],
   ) {}
 
+  /**
+   * Denied folders, both as written and resolved (a symlinked home must not dodge them), resolved
+   * at the first check: the deny-list's hundred-odd realpath calls, most of them failing, cost a
+   * server start about 30 ms (and a garbage collection) that every conversation would wait for,
+   * uploads by path or not.
+   */
+  private deniedResolved: Promise<string[]> | undefined;
+  private deniedDirs(): Promise<string[]> {
+    this.deniedResolved ??= Promise.all(this.deniedWritten.map(realOrResolved)).then((resolved) => [
+      ...new Set([...this.deniedWritten, ...resolved]),
+    ]);
+    return this.deniedResolved;
+  }
+
   static async create(opts: ConfinementOptions): Promise<PathConfinement> {
-    const cwd = await realOrResolved(opts.cwd);
+    const cwd = realOrResolvedNow(opts.cwd);
     // Some hosts start servers in `/`: a working directory that is a filesystem root would allow
     // the whole disk, so it is not a root then (relative paths still resolve against it).
     const cwdRoot = path.parse(cwd).root === cwd ? [] : [cwd];
-    const roots = [...cwdRoot, ...(await Promise.all(opts.roots.map(realOrResolved)))];
+    const roots = [...cwdRoot, ...opts.roots.map(realOrResolvedNow)];
     const written = [
       ...HOME_DENIED.map((d) => path.join(opts.home, d)),
       ...(opts.configDirs ?? []).filter((d) => d !== '').map((d) => path.resolve(d)),
       ...SYSTEM_DENIED,
     ];
-    const resolved = await Promise.all(written.map(realOrResolved));
-    return new PathConfinement(cwd, [...new Set(roots)], [...new Set([...written, ...resolved])]);
+    return new PathConfinement(cwd, [...new Set(roots)], written);
   }
 
   /** Why `p` (an absolute path) is denied, or null (src/mcp/deny-list.ts). */
-  private denial(p: string): string | null {
+  private async denial(p: string): Promise<string | null> {
     const byName = deniedByName(p);
     if (byName) return byName;
-    for (const d of this.deniedDirs) if (isInside(d, p)) return `${d} is on the deny-list`;
+    for (const d of await this.deniedDirs()) if (isInside(d, p)) return `${d} is on the deny-list`;
     return null;
   }
 
@@ -163,13 +190,13 @@ export class PathConfinement {
     }
     const lexical = path.resolve(this.cwd, requested);
     // The deny-list on the path as written: a verdict on the words alone, whatever is on disk.
-    const lexicalDenial = this.denial(lexical);
+    const lexicalDenial = await this.denial(lexical);
     if (lexicalDenial) throw new PathRefusedError(`refused ${requested}: ${lexicalDenial}.`, 'denied');
     const { real, exists } = await whereItLeads(lexical);
     // Where it leads, denied: said as such, inside the roots or out, and never as "outside the
     // roots", which would invite the user to widen them for a credentials file. The verdict is on
     // the resolved path's words, before not_found, so a denied file's existence does not show.
-    const denial = this.denial(real);
+    const denial = await this.denial(real);
     if (denial) throw new PathRefusedError(`refused ${requested}: it leads to a denied place: ${denial}.`, 'denied');
     // Outside the roots: one answer, whether the path exists, dangles or loops, so no refusal tells
     // what lies outside. Only inside the roots do the later answers differ.
