@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantNameFor } from '../../src/core/accounts/users.js';
+import type { WebhookRow } from '../../src/ports/webhook-store.js';
 import { eventually, put } from '../helpers/e2e.js';
 import { hiddenField, WebUser } from '../helpers/hosted.js';
 import { api, startTestServer, type TestServer } from '../helpers/server.js';
@@ -35,6 +36,34 @@ async function createHook(u: WebUser, fields: Record<string, string>) {
   const secret = /<p class="secret" data-secret>(whsec_[^<]+)<\/p>/.exec(page.text)?.[1] ?? '';
   const ids = [...page.text.matchAll(/data-webhook="(wh_[A-Za-z0-9]{16})"/g)].map((m) => m[1] as string);
   return { page, secret, id: ids.at(-1) as string };
+}
+
+/** A webhook row written past the API's checks (a raw URL, a disabled state), for what only a store can make. */
+async function storeHook(over: Partial<WebhookRow> & { id: string; url: string }) {
+  const tenant = (await s.core.tenants.authenticate(key)).tenant;
+  const now = Date.now();
+  const row = await s.core.deps.webhookStore.createWebhook(
+    {
+      tenantId: tenant.id,
+      types: null,
+      sessionId: null,
+      secret: 'whsec_AAAA',
+      previousSecret: null,
+      previousUntil: null,
+      status: 'active',
+      createdAt: now,
+      attempts: 0,
+      failingSince: null,
+      nextAttemptAt: now + 86_400_000,
+      disabledAt: null,
+      leaseOwner: null,
+      leaseUntil: null,
+      ...over,
+    },
+    20,
+  );
+  expect(row).not.toBeNull();
+  return row!;
 }
 
 const csrfOf = async (u: WebUser) => hiddenField((await u.request('GET', '/dashboard/webhooks')).text, 'csrf');
@@ -173,7 +202,7 @@ describe('dashboard: webhooks', () => {
       expect(r.status, path).toBe(404);
       expect(r.text, path).not.toContain(`${rx.url}?isolated`);
     }
-    for (const verb of ['rotate', 'delete']) {
+    for (const verb of ['rotate', 'enable', 'delete']) {
       const r = await other.request('POST', `/dashboard/webhooks/${id}/${verb}`, { csrf: theirs });
       expect(r.status, verb).toBe(404);
       expect(r.text, verb).not.toContain('whsec_');
@@ -191,6 +220,7 @@ describe('dashboard: webhooks', () => {
     for (const action of [
       '/dashboard/webhooks',
       `/dashboard/webhooks/${id}/rotate`,
+      `/dashboard/webhooks/${id}/enable`,
       `/dashboard/webhooks/${id}/delete`,
     ]) {
       const forms: Record<string, string>[] = [
@@ -210,8 +240,32 @@ describe('dashboard: webhooks', () => {
     await api(s.apiUrl, key, 'DELETE', `/v1/webhooks/${id}`);
   });
 
+  it('enables a disabled webhook from its page, with its CSRF token, for its own tenant only', async () => {
+    const hook = await storeHook({
+      id: 'wh_DISABLEDDISABLE1',
+      url: `${rx.url}?disabled`,
+      status: 'disabled',
+      disabledAt: Date.now(),
+      failingSince: Date.now() - 86_400_000,
+    });
+    const state = async () => (await api(s.apiUrl, key, 'GET', `/v1/webhooks/${hook.id}`)).json.status;
+    const pagePath = `/dashboard/webhooks/${hook.id}`;
+    const shown = await user.request('GET', pagePath);
+    expect(shown.text).toContain('data-field="status">disabled<');
+    expect(shown.text).toContain('data-disabled');
+    expect(shown.text).toContain(`action="${pagePath}/enable"`);
+    expect((await other.request('POST', `${pagePath}/enable`, { csrf: await csrfOf(other) })).status).toBe(404);
+    expect((await user.request('POST', `${pagePath}/enable`, {})).status).toBe(403);
+    expect(await state()).toBe('disabled');
+    const enabled = await user.submit(pagePath, `${pagePath}/enable`, {});
+    expect(enabled.status).toBe(200);
+    expect(enabled.text).toContain('Enabled: delivery resumes');
+    expect(enabled.text).not.toContain('data-disabled');
+    expect(await state()).toBe('active');
+    await api(s.apiUrl, key, 'DELETE', `/v1/webhooks/${hook.id}`);
+  });
+
   it('shows what a URL says as text, never as markup', async () => {
-    const tenant = (await s.core.tenants.authenticate(key)).tenant;
     // Through the form: the URL parser percent-encodes < and >, and ' & stay, escaped in the page.
     const { page, id } = await createHook(user, { url: `${rx.url}/<script>alert(1)</script>/it's&more` });
     expect(page.text).not.toContain('<script>alert(1)');
@@ -219,32 +273,11 @@ describe('dashboard: webhooks', () => {
     await api(s.apiUrl, key, 'DELETE', `/v1/webhooks/${id}`);
     // And a stored URL as raw as it gets (written past the API's checks): escaped on every page.
     const raw = 'https://example.com/<script>alert(1)</script>"onmouseover="x';
-    const row = await s.core.deps.webhookStore.createWebhook(
-      {
-        id: 'wh_RAWRAWRAWRAWRAW1',
-        tenantId: tenant.id,
-        url: raw,
-        types: null,
-        sessionId: null,
-        secret: 'whsec_AAAA',
-        previousSecret: null,
-        previousUntil: null,
-        status: 'active',
-        createdAt: Date.now(),
-        attempts: 0,
-        failingSince: null,
-        nextAttemptAt: Date.now() + 86_400_000,
-        disabledAt: null,
-        leaseOwner: null,
-        leaseUntil: null,
-      },
-      20,
-    );
-    expect(row).not.toBeNull();
+    const row = await storeHook({ id: 'wh_RAWRAWRAWRAWRAW1', url: raw });
     for (const path of [
       '/dashboard/webhooks',
-      `/dashboard/webhooks/${row!.id}`,
-      `/dashboard/webhooks/${row!.id}/delete`,
+      `/dashboard/webhooks/${row.id}`,
+      `/dashboard/webhooks/${row.id}/delete`,
     ]) {
       const r = await user.request('GET', path);
       expect(r.status, path).toBe(200);
@@ -254,6 +287,6 @@ describe('dashboard: webhooks', () => {
         'https://example.com/&lt;script&gt;alert(1)&lt;/script&gt;&quot;onmouseover=&quot;x',
       );
     }
-    await api(s.apiUrl, key, 'DELETE', `/v1/webhooks/${row!.id}`);
+    await api(s.apiUrl, key, 'DELETE', `/v1/webhooks/${row.id}`);
   });
 });

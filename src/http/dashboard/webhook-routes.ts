@@ -78,7 +78,7 @@ function createBody(body: unknown): { url?: string; types?: string[]; session_id
   };
 }
 
-/** Webhooks: the tenant's endpoints, creating one (secret shown once), rotating, deleting, each one's delivery log. */
+/** Webhooks: the tenant's endpoints, creating one (secret shown once), rotating, deleting, enabling, each one's delivery log. */
 export function webhookRoutes(app: FastifyInstance, ctx: DashboardContext): void {
   const { core } = ctx;
 
@@ -193,7 +193,7 @@ ${nextLink(SECTION, query, list.next_cursor)}`;
 <a class="btn secondary small" href="${webhookPath(w.webhook_id)}/rotate">Rotate secret…</a>
 <a class="btn danger small" href="${webhookPath(w.webhook_id)}/delete">Delete…</a></div>
 <section class="panel pad"><h2>Details</h2><div class="table-scroll"><table class="fields"><tbody>${fields.map(([k, v]) => html`<tr><th scope="row" class="mono">${k}</th><td class="mono" data-field="${k}">${v}</td></tr>`)}</tbody></table></div>
-${w.status === 'disabled' && html`<p class="muted">Disabled after 24 hours of failures. Enable it again with <code>POST /v1/webhooks/${w.webhook_id}/enable</code>.</p>`}</section>
+${w.status === 'disabled' && html`<div class="inline-form" data-disabled><p class="muted">Disabled after 24 hours of failures.</p><form method="post" action="${webhookPath(w.webhook_id)}/enable">${csrfField(session.csrf)}<button class="btn small" type="submit">Enable</button></form></div>`}</section>
 <section class="panel pad" data-delivery-log><h2>Delivery log</h2><p class="muted">Each attempt to deliver an event, newest first, kept 7 days.</p>
 ${
   rows.length === 0
@@ -261,6 +261,19 @@ ${
       return sendUserError(reply, session, SECTION, 'Webhook', thrown);
     }
     return reply.redirect(`${SECTION}?done=deleted`, 303);
+  });
+
+  app.post(`${SECTION}/:id/enable`, { schema: { hide: true } }, async (request, reply) => {
+    const session = await ctx.requireSession(request, reply);
+    if (!session || !ctx.checkCsrf(request, reply, session.id)) return reply;
+    const { id } = request.params as { id: string };
+    try {
+      await core.webhooks.enable(dashboardCaller(session), id);
+    } catch (thrown) {
+      return sendUserError(reply, session, SECTION, 'Webhook', thrown);
+    }
+    const done = 'Enabled: delivery resumes from the first event it did not deliver, if still kept (7 days).';
+    return detail(request, reply, session, id, notice('success', done));
   });
 
   app.post(`${SECTION}/:id/rotate`, { schema: { hide: true } }, async (request, reply) => {
