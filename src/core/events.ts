@@ -1,12 +1,12 @@
 import type { EventQuery, EventRow, EventStore } from '../ports/event-store.js';
-import type { ArtifactRow, LinkRow, PageRow, SessionRow } from '../ports/metadata-records.js';
+import type { ArtifactRow, LinkRow, PageRow, SessionLinkRow, SessionRow } from '../ports/metadata-records.js';
 import { EVENT_TYPES, type EventType, eventId, eventSeq, isEventType } from '../shared/event-types.js';
 import type { EventList, EventRecord, PageState, WebhookDisabled } from '../wire/events.js';
 import type { LinkRecord } from '../wire/sharing.js';
 import type { Origins } from './context.js';
 import { invalid } from './errors.js';
 import { parseLimit, type RawQuery } from './list-query.js';
-import { artifactRecord, publicPageUrl, sessionRecord } from './records.js';
+import { artifactRecord, publicPageUrl, sessionLinkRecord, sessionRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 import { checkLabel } from './validation.js';
@@ -108,7 +108,10 @@ export function eventRecord(row: EventRow, origins: Origins): EventRecord {
   else if (row.type.startsWith('session.')) data = sessionRecord(s as unknown as SessionRow);
   else if (row.type.startsWith('page.')) data = pageState(s as unknown as PageRow, origins);
   else if (row.type.startsWith('link.')) data = linkRecord(s as unknown as LinkRow, origins);
-  else data = s as unknown as WebhookDisabled;
+  else if (row.type.startsWith('session_link.')) {
+    const l = s as unknown as SessionLinkRow;
+    data = { ...sessionLinkRecord(l, origins), session_id: l.sessionId };
+  } else data = s as unknown as WebhookDisabled;
   return { event_id: eventId(row.seq), type: row.type, created_at: toIso(row.createdAt), data };
 }
 

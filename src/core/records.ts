@@ -1,10 +1,11 @@
-import type { ArtifactRow, PageRow, SessionRow } from '../ports/metadata-store.js';
+import type { ArtifactRow, PageRow, SessionLinkRow, SessionRow } from '../ports/metadata-store.js';
 import type { ArtifactRecord } from '../wire/artifacts.js';
 import type { SessionRecord } from '../wire/sessions.js';
+import type { SessionLinkRecord } from '../wire/sharing.js';
 import type { Origins } from './context.js';
 import { toIso, toIsoOrNull } from './time.js';
 
-// Rows to the artifact and session records of the wire schema (src/wire).
+// Rows to the artifact, session and session-link records of the wire schema (src/wire).
 
 export function publicPageUrl(origins: Origins, slug: string): string {
   return `${origins.viewer}/a/${slug}`;
@@ -43,5 +44,16 @@ export function sessionRecord(row: SessionRow): SessionRecord {
     sealed_at: toIsoOrNull(row.sealedAt),
     first_artifact_at: toIso(row.firstArtifactAt),
     last_artifact_at: toIso(row.lastArtifactAt),
+  };
+}
+
+/** A session's link as listed; creating one (and its events) add `session_id`. */
+export function sessionLinkRecord(l: SessionLinkRow, origins: Origins): SessionLinkRecord {
+  return {
+    link_id: l.id,
+    url: `${origins.viewer}/s/${l.id}`,
+    archive_url: `${origins.download}/${l.id}`,
+    expires_at: toIso(l.expiresAt),
+    created_at: toIso(l.createdAt),
   };
 }

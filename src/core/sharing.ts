@@ -17,6 +17,7 @@ import { ARTIFACT_ID, LABEL, LINK_ID, newLinkId } from './ids.js';
 import { checkArtifactId, isServable, requireReadable, settleExpiry } from './lifecycle.js';
 import { parseLinkQuery, type RawQuery } from './list-query.js';
 import { LIMITS, PLANS } from './plans.js';
+import { sessionLinkRecord } from './records.js';
 import type { Caller } from './tenants.js';
 import { toIso } from './time.js';
 import { shownDuration } from './ttl.js';
@@ -164,7 +165,7 @@ export class SharingService {
       revokedAt: null,
     };
     await this.underCap(caller, (max) => sharingStore.createSessionLink(link, max, now));
-    return { ...this.sessionLinkRecord(link), session_id: session.sessionId };
+    return { ...sessionLinkRecord(link, this.deps.origins), session_id: session.sessionId };
   }
 
   /** The artifact's unexpired links, newest first, a page at a time. */
@@ -190,7 +191,7 @@ export class SharingService {
     const session = await artifactStore.getSession(caller.tenant.id, checkSessionId(sessionId));
     if (!session) throw sessionNotFound(sessionId);
     const rows = await sharingStore.listSessionLinks(caller.tenant.id, session.sessionId, query);
-    return linkPage(rows, limit, (l) => this.sessionLinkRecord(l));
+    return linkPage(rows, limit, (l) => sessionLinkRecord(l, this.deps.origins));
   }
 
   /** A live session link (unexpired, unrevoked, its tenant not suspended), or null (→ a bare 404). */
@@ -200,17 +201,6 @@ export class SharingService {
     const now = this.deps.clock.now();
     if (!found || found.link.revokedAt !== null || found.link.expiresAt <= now || found.tenant.suspended) return null;
     return found;
-  }
-
-  private sessionLinkRecord(l: SessionLinkRow) {
-    const { origins } = this.deps;
-    return {
-      link_id: l.id,
-      url: `${origins.viewer}/s/${l.id}`,
-      archive_url: `${origins.download}/${l.id}`,
-      expires_at: toIso(l.expiresAt),
-      created_at: toIso(l.createdAt),
-    };
   }
 
   /** Runs `insert` with the plan's cap of active links (both kinds), or throws 403 `quota_exceeded`. */

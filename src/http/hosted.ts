@@ -8,6 +8,7 @@ import { artifactRoutes } from './dashboard/artifact-routes.js';
 import { authRoutes } from './dashboard/auth-routes.js';
 import { DashboardContext } from './dashboard/context.js';
 import { DASHBOARD_CSS, DASHBOARD_CSS_PATH } from './dashboard/styles.js';
+import { webhookRoutes } from './dashboard/webhook-routes.js';
 import { faviconRoute } from './favicon.js';
 import { isLoopbackBind } from './mcp/origin-guard.js';
 import { hostedMcpRoutes } from './mcp/routes.js';
@@ -44,6 +45,7 @@ export function hostedPlugin(accounts: Accounts, config: Pick<Config, 'host' | '
       authRoutes(scope, ctx);
       accountRoutes(scope, ctx);
       artifactRoutes(scope, ctx);
+      webhookRoutes(scope, ctx);
       appsRoutes(scope, ctx);
       authorizeRoutes(scope, ctx);
       oauthMetadataRoutes(scope, core);

@@ -14,6 +14,8 @@ export const EVENT_TYPES = [
   'page.taken_down',
   'link.created',
   'link.revoked',
+  'session_link.created',
+  'session_link.revoked',
   'webhook.disabled',
 ] as const;
 

@@ -3,7 +3,7 @@ import { EVENT_TYPES } from '../shared/event-types.js';
 import { ArtifactRecord } from './artifacts.js';
 import { NullableOut, OneOfStrings, Pagination, Timestamp } from './common.js';
 import { SessionRecord } from './sessions.js';
-import { LinkRecord } from './sharing.js';
+import { LinkRecord, SessionLinkRecord } from './sharing.js';
 
 /** A page as its events show it: what a publish answers, with its artifact and state. */
 export const PageState = Type.Object(
@@ -47,12 +47,13 @@ export const EventRecord = Type.Object(
         Type.Ref(SessionRecord),
         Type.Ref(PageState),
         Type.Ref(LinkRecord),
+        Type.Ref(SessionLinkRecord),
         Type.Ref(WebhookDisabled),
       ],
       {
         description:
           'The record the event concerns as it was after the change: an Artifact (artifact.*), a Session ' +
-          '(session.sealed), a PageState (page.*), a Link (link.*), a WebhookDisabled (webhook.disabled).',
+          '(session.sealed), a PageState (page.*), a Link (link.*), a SessionLink with its session_id (session_link.*), a WebhookDisabled (webhook.disabled).',
       },
     ),
   },

@@ -1,9 +1,12 @@
 import type { Frame, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { tenantNameFor } from '../../src/core/accounts/users.js';
 import { contentFrame, makePng, screenshot, skipBrowser, useChromium } from '../helpers/browser.js';
+import { eventually, put } from '../helpers/e2e.js';
 import { pkcePair, registerClient } from '../helpers/hosted.js';
 import { publishContent } from '../helpers/pages.js';
 import type { TestServer } from '../helpers/server.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 
 /**
  * Every dashboard and viewer page on a 390 px phone in Chromium: the page never scrolls sideways
@@ -20,6 +23,8 @@ useChromium(
   {
     per: 'file',
     context: { viewport: { width: WIDTH, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 },
+    // The webhooks pages' receiver listens on loopback.
+    server: { env: { CAIRN_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: '1' } },
   },
   (session) => {
     ({ s, page } = session);
@@ -152,6 +157,39 @@ describe.skipIf(skipBrowser)('at 390 px', () => {
     await page.goto(`${s.apiUrl}/dashboard`);
     await clickAndWait('form[action="/logout"] button');
     await visit(`${s.apiUrl}/login`, 'login');
+  });
+
+  it('the webhooks pages fit, the delivery log with its attempts too', async () => {
+    const rx = await startReceiver('/hooks/a-rather-long-path-for-a-phone-screen/with-no-spaces-at-all');
+    try {
+      await visit(`${s.apiUrl}/signup`, 'signup-webhooks');
+      await page.fill('#email', 'phone-webhooks@example.com');
+      await page.fill('#password', 'a good long password');
+      await clickAndWait('button[type="submit"]');
+      await visit(`${s.apiUrl}/dashboard/webhooks`, 'webhooks-empty');
+      await page.fill('#wh-url', rx.url);
+      await page.check('input[name="type.artifact.created"]');
+      await page.fill('#wh-session', 'session-with-a-long-label-2026-11-22');
+      await clickAndWait('form[action="/dashboard/webhooks"] button');
+      await expectFits(page, 'new webhook');
+      await screenshot(page, 'phone-webhooks-new');
+      const id = (await page.getAttribute('[data-webhook]', 'data-webhook')) ?? '';
+      const me = await s.core.tenants.byName(tenantNameFor('phone-webhooks@example.com'));
+      const key = await s.core.tenants.createKey(me);
+      rx.answer = (r) => (r.body.includes('second') ? 503 : 200);
+      await put(s.apiUrl, key, 'first', { session_id: 'session-with-a-long-label-2026-11-22' });
+      await put(s.apiUrl, key, 'second', { session_id: 'session-with-a-long-label-2026-11-22' });
+      const attempts = async () => (await s.core.deps.webhookStore.listDeliveries(me.id, id, 10)).length;
+      await eventually(async () => (await attempts()) >= 2, 5000, 'two delivery attempts');
+      await visit(`${s.apiUrl}/dashboard/webhooks`, 'webhooks');
+      await visit(`${s.apiUrl}/dashboard/webhooks/${id}`, 'webhook-log');
+      expect(await page.locator('[data-delivery]').count()).toBeGreaterThanOrEqual(2);
+      await visit(`${s.apiUrl}/dashboard/webhooks/${id}/rotate`, 'confirm-rotate');
+      await clickAndWait('[data-confirm-button]');
+      await expectFits(page, 'rotated secret');
+    } finally {
+      await rx.close();
+    }
   });
 
   it('every viewer page fits, and a wide Markdown table scrolls in its own box without splitting words', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliWorkspace, spawnCairn } from '../helpers/cli.js';
 import { put } from '../helpers/e2e.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { api, startTestServer, type TestServer } from '../helpers/server.js';
 
 /** `cairn watch`: follows the change feed, one line (or one JSON object) per event, filters and stops. */
 
@@ -52,6 +52,21 @@ describe('cairn watch', () => {
     const r = await done;
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`artifact.created  ${rec.artifact_id} report.md`);
+  });
+
+  it('filters by a type prefix and names the session a session link shares', async () => {
+    const key = await s.createTenant('session-sharer');
+    await put(s.apiUrl, key, 'x', { session_id: 'run-5' });
+    await api(s.apiUrl, key, 'POST', '/v1/sessions/run-5/seal');
+    const link = await api(s.apiUrl, key, 'POST', '/v1/sessions/run-5/links', {});
+    expect(link.status, link.text).toBe(201);
+    const { done } = spawnCairn(
+      ['watch', '--after', 'evt_0000000000000000', '--types', 'session_link.*', '--count', '1'],
+      { cwd: ws.work, configDir: ws.configDir, apiUrl: s.apiUrl, env: { CAIRN_API_KEY: key } },
+    );
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`session_link.created  ${link.json.link_id} for session run-5`);
   });
 
   it('refuses bad options as usage errors', async () => {

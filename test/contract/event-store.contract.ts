@@ -85,6 +85,43 @@ export function eventStoreContract(name: string, makeStore: MakeMetadataStore): 
       expect((await store.latestSeqs([A.id, B.id])).get(A.id)).toBe(17);
     });
 
+    it('records a session link created and its first revoke, and nothing for one refused by the cap', async () => {
+      const a = await put(row(A.id, { sessionId: 'run-7' }));
+      const sl = {
+        id: `lnk_${'S'.repeat(20)}`,
+        tenantId: A.id,
+        sessionId: 'run-7',
+        createdAt: T0 + 1,
+        expiresAt: T0 + DAY,
+        revokedAt: null,
+      };
+      expect(await store.createSessionLink(sl, 10, T0 + 1)).toBe(true);
+      // The cap counts both kinds: with one artifact link a cap of 2 is full.
+      expect(await store.createLink(link(a), 10, T0 + 2)).toBe(true);
+      const refused = { ...sl, id: `lnk_${'R'.repeat(20)}` };
+      expect(await store.createSessionLink(refused, 2, T0 + 3)).toBe(false);
+      expect(await store.revokeLink(A.id, sl.id, T0 + 4)).toBe(true);
+      expect(await store.revokeLink(A.id, sl.id, T0 + 5)).toBe(true); // again: same answer, no event
+      expect(await store.revokeLink(B.id, sl.id, T0 + 5)).toBe(false); // not B's: no change, no event
+      const events = await feed(A.id);
+      expect(kinds(events)).toEqual([
+        '1 artifact.created',
+        '2 session_link.created',
+        '3 link.created',
+        '4 session_link.revoked',
+      ]);
+      expect(events[1]).toMatchObject({ sessionId: 'run-7', createdAt: T0 + 1, subject: { ...sl } });
+      expect(events[3]).toMatchObject({
+        sessionId: 'run-7',
+        createdAt: T0 + 4,
+        subject: { id: sl.id, revokedAt: T0 + 4 },
+      });
+      expect(await feed(B.id)).toEqual([]);
+      expect((await feed(A.id, 0, { sessionId: 'run-7', types: ['session_link.revoked'] })).map((e) => e.seq)).toEqual([
+        4,
+      ]);
+    });
+
     it('records nothing for a pending upload until it becomes active, nor for purging an abandoned one', async () => {
       const pending = row(A.id, { status: 'pending' });
       await store.insertArtifact({ artifact: pending, storageLimitBytes: UNLIMITED });

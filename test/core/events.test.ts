@@ -75,6 +75,27 @@ describe('events recorded with each change', () => {
     expect(text).not.toContain('correct horse');
   });
 
+  it('records a session link created and revoked, with the record its creation answered', async () => {
+    const t = await h.tenant('acme');
+    const other = await h.tenant('other');
+    await h.upload(t, 'report', { sessionId: 'run-9' });
+    await h.core.sessions.seal(t, 'run-9');
+    const link = await h.core.sharing.createSessionLink(t, 'run-9', { expiresIn: 3600 });
+    h.clock.advance(1000);
+    await h.core.sharing.revokeLink(t, link.link_id);
+    await h.core.sharing.revokeLink(t, link.link_id); // again: no change, no event
+    const { events } = await h.core.events.list(t, { types: 'session_link.*' });
+    expect(types(events)).toEqual(['session_link.created', 'session_link.revoked']);
+    expect(events[0]!.data).toEqual(link);
+    // A revoke ends the link's life at its time.
+    expect(events[1]!.data).toEqual({ ...link, expires_at: iso(START + 1000) });
+    expect(events[1]!.created_at).toBe(iso(START + 1000));
+    expect((await h.core.events.list(t, { session_id: 'run-9', types: 'session_link.revoked' })).events).toHaveLength(
+      1,
+    );
+    expect((await h.core.events.list(other, {})).events).toEqual([]);
+  });
+
   it('records an expiry and an operator takedown, for the owner only', async () => {
     const t = await h.tenant('acme');
     const other = await h.tenant('other');

@@ -48,6 +48,24 @@ describe('GET /v1/events', () => {
     expect(after.json.events).toEqual([]);
   });
 
+  it('lists a session link created and revoked with the record the create answered', async () => {
+    const key = await s.createTenant('session-sharer');
+    await put(s.apiUrl, key, 'report', { session_id: 'run-7' });
+    expect((await api(s.apiUrl, key, 'POST', '/v1/sessions/run-7/seal')).status).toBe(200);
+    const made = await api(s.apiUrl, key, 'POST', '/v1/sessions/run-7/links', { expires_in: 3600 });
+    expect(made.status, made.text).toBe(201);
+    expect((await api(s.apiUrl, key, 'DELETE', `/v1/links/${made.json.link_id}`)).status).toBe(200);
+    const r = await api(s.apiUrl, key, 'GET', '/v1/events?types=session_link.*&session_id=run-7');
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.events.map((e: Rec) => [e.event_id, e.type])).toEqual([
+      ['evt_0000000000000003', 'session_link.created'],
+      ['evt_0000000000000004', 'session_link.revoked'],
+    ]);
+    expect(r.json.events[0].data).toEqual(made.json);
+    expect(r.json.events[1].data).toMatchObject({ link_id: made.json.link_id, session_id: 'run-7' });
+    expect((await api(s.apiUrl, other, 'GET', '/v1/events?types=session_link.*')).json.events).toEqual([]);
+  });
+
   it('refuses unknown parameters and bad positions with the error envelope, and needs a key', async () => {
     expectError(await api(s.apiUrl, s.apiKey, 'GET', '/v1/events?since=1'), 400, 'invalid_request');
     expectError(await api(s.apiUrl, s.apiKey, 'GET', '/v1/events?after=nope'), 400, 'invalid_request');

@@ -60,10 +60,11 @@ export interface ChromiumSession {
 /**
  * The hooks every Chromium file needs: a test server and one browser for the file, and a fresh
  * context and page (kept local) before each test, or once for the whole file with `per: 'file'`.
- * `ready` gets them, to set the file's own variables and listeners (and, once, its fixtures).
+ * `ready` gets them, to set the file's own variables and listeners (and, once, its fixtures);
+ * `server` sets the test server's options.
  */
 export function useChromium(
-  opts: { per: 'test' | 'file'; context?: BrowserContextOptions },
+  opts: { per: 'test' | 'file'; context?: BrowserContextOptions; server?: Parameters<typeof startTestServer>[0] },
   ready: (session: ChromiumSession) => void | Promise<void>,
 ): void {
   let s: TestServer | undefined;
@@ -78,7 +79,7 @@ export function useChromium(
   };
   beforeAll(async () => {
     if (skipBrowser) return;
-    s = await startTestServer();
+    s = await startTestServer(opts.server);
     browser = await launchChromium();
     if (opts.per === 'file') await open(s, browser);
   });

@@ -241,6 +241,8 @@ export type EventType =
   | 'page.taken_down'
   | 'link.created'
   | 'link.revoked'
+  | 'session_link.created'
+  | 'session_link.revoked'
   | 'webhook.disabled';
 
 /** A page as its events show it. */
@@ -271,7 +273,7 @@ export interface EventRecord {
   event_id: string;
   type: EventType;
   created_at: Timestamp;
-  data: ArtifactRecord | SessionRecord | PageState | LinkRecord | WebhookDisabled;
+  data: ArtifactRecord | SessionRecord | PageState | LinkRecord | SessionLinkRecord | WebhookDisabled;
 }
 
 export interface EventList extends Pagination {

@@ -1,5 +1,5 @@
 import type { EventRow } from '../../ports/event-store.js';
-import type { ArtifactRow, LinkRow, PageRow, SessionRow } from '../../ports/metadata-records.js';
+import type { ArtifactRow, LinkRow, PageRow, SessionLinkRow, SessionRow } from '../../ports/metadata-records.js';
 import type { EventType } from '../../shared/event-types.js';
 import type { Dialect } from './dialect.js';
 import { one, run, type Work } from './work.js';
@@ -80,6 +80,14 @@ export const linkEvent = (type: EventType, l: LinkRow, sessionId: string | null,
   type,
   createdAt: now,
   sessionId,
+  subject: { ...l },
+});
+
+export const sessionLinkEvent = (type: EventType, l: SessionLinkRow, now: number): NewEvent => ({
+  tenantId: l.tenantId,
+  type,
+  createdAt: now,
+  sessionId: l.sessionId,
   subject: { ...l },
 });
 

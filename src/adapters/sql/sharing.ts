@@ -8,7 +8,7 @@ import type {
   TenantRow,
 } from '../../ports/metadata-store.js';
 import { SqlArtifactStore } from './artifacts.js';
-import { appendEvents, linkEvent, pageEvent, sessionOf } from './events.js';
+import { appendEvents, linkEvent, pageEvent, sessionLinkEvent, sessionOf } from './events.js';
 import { ARTIFACTS, LINKS, PAGES, SESSION_LINKS, TENANTS } from './rows.js';
 import { Joined, type Stored, type Table } from './table.js';
 import { lockTenant } from './tenants.js';
@@ -43,7 +43,10 @@ export class SqlSharingStore extends SqlArtifactStore {
   }
 
   async createSessionLink(link: SessionLinkRow, maxActive: number, now: number): Promise<boolean> {
-    return this.insertUnderCap(link.tenantId, SESSION_LINKS.insert, SESSION_LINKS.values(link), maxActive, now);
+    const d = this.d;
+    return this.insertUnderCap(link.tenantId, SESSION_LINKS.insert, SESSION_LINKS.values(link), maxActive, now, () =>
+      appendEvents(d, [sessionLinkEvent('session_link.created', link, now)]),
+    );
   }
 
   /**
@@ -136,8 +139,11 @@ export class SqlSharingStore extends SqlArtifactStore {
       }
       if ((yield* exists('links')) !== null) return true;
       // Link ids are unique across both tables (one CSPRNG id space): at most one row matches.
-      // Session links record no event of their own yet (the feed's link records name an artifact).
-      yield* run(revoke('session_links'), params);
+      const revokedSession = yield* one<Stored>(`${revoke('session_links')} RETURNING ${SESSION_LINKS.list}`, params);
+      if (revokedSession) {
+        yield* appendEvents(d, [sessionLinkEvent('session_link.revoked', SESSION_LINKS.read(revokedSession), now)]);
+        return true;
+      }
       return (yield* exists('session_links')) !== null;
     });
   }

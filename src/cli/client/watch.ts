@@ -4,7 +4,7 @@ import { EVENT_ID, EVENT_TYPES } from '../../shared/event-types.js';
 import { UsageError } from '../usage-error.js';
 import { clientAction, withClientOptions } from './context.js';
 
-const TYPE_OR_PREFIX = new RegExp(`^(${EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|')}|[a-z]+\\.\\*)$`);
+const TYPE_OR_PREFIX = new RegExp(`^(${EVENT_TYPES.map((t) => t.replace('.', '\\.')).join('|')}|[a-z_]+\\.\\*)$`);
 
 function parseTypes(value: string): string[] {
   const types = value
@@ -35,7 +35,7 @@ function line(e: EventRecord): string {
       : 'page_id' in d
         ? `${d.page_id} ${d.public_url}`
         : 'link_id' in d
-          ? `${d.link_id} for ${d.artifact_id}`
+          ? `${d.link_id} for ${'artifact_id' in d ? d.artifact_id : `session ${d.session_id}`}`
           : 'webhook_id' in d
             ? `${d.webhook_id} ${d.url}`
             : `${d.session_id ?? ''}`;

@@ -47,6 +47,7 @@ const SECTIONS = [
   ['/dashboard', 'Overview'],
   ['/dashboard/keys', 'API keys'],
   ['/dashboard/artifacts', 'Artifacts'],
+  ['/dashboard/webhooks', 'Webhooks'],
   ['/dashboard/apps', 'Connected apps'],
 ] as const;
 

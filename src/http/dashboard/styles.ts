@@ -64,6 +64,9 @@ td form .btn,.actions form .btn{margin:0}
 .tiers label{display:flex;gap:.6rem;align-items:flex-start;font-weight:400;margin:0;padding:.65rem .75rem;border:1px solid var(--line);border-radius:8px;cursor:pointer}
 .tiers input{width:auto;margin-top:.25rem}
 .tiers small{display:block;color:var(--muted)}
+.type-grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(13rem,1fr));gap:.4rem .6rem}
+.tiers label.check{padding:.35rem .6rem;align-items:center}
+.tiers label.check input{margin-top:0}
 .center .panel.wide{max-width:34rem}
 .publish{display:flex;flex-direction:column;gap:.5rem;max-width:36rem}
 .publish label{margin:0 0 .2rem}
