@@ -4,7 +4,7 @@ import type { CoreDeps } from './context.js';
 import { CairnError, invalid } from './errors.js';
 import type { Caller } from './tenants.js';
 
-/** A hosted MCP session unused this long ends (the sweeper drops it; until then it is refused). */
+/** A hosted MCP session unused for longer than this ends (refused at once; the sweeper drops it). */
 export const MCP_SESSION_IDLE_MS = 24 * 3_600_000;
 /** Sessions one tenant holds: opening one more ends its least recently used. */
 export const MAX_MCP_SESSIONS_PER_TENANT = 100;
@@ -58,7 +58,7 @@ export class McpSessionService {
       !row ||
       row.tenantId !== p.caller.tenant.id ||
       row.principalId !== p.principalId ||
-      now - row.lastUsedAt >= MCP_SESSION_IDLE_MS
+      now - row.lastUsedAt > MCP_SESSION_IDLE_MS
     ) {
       throw unknownSession();
     }
@@ -95,7 +95,7 @@ export class McpSessionService {
   async subscriptions(id: string, touch = false): Promise<Set<string> | null> {
     const now = this.deps.clock.now();
     const row = await this.deps.mcpSessionStore.getMcpSession(id);
-    if (!row || now - row.lastUsedAt >= MCP_SESSION_IDLE_MS) return null;
+    if (!row || now - row.lastUsedAt > MCP_SESSION_IDLE_MS) return null;
     if (touch && now - row.lastUsedAt >= TOUCH_MS) await this.deps.mcpSessionStore.touchMcpSession(id, now);
     const uris = await this.deps.mcpSessionStore.mcpSubscriptions(id);
     return uris ? new Set(uris) : null;
