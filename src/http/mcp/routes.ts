@@ -237,9 +237,6 @@ export function hostedMcpRoutes(
     return undefined;
   };
 
-  /** This instance's open GET streams by session, so a DELETE here ends them at once (elsewhere: at their next heartbeat). */
-  const streams = new Map<string, Set<EventStream>>();
-
   app.get(
     '/mcp',
     { config: { ownAdmission: true }, onRequest: guard, schema: { hide: true } },
@@ -281,13 +278,6 @@ export function hostedMcpRoutes(
       );
       // Counted with the tenant's /v1/events streams on this instance: 429 beyond, before any byte.
       stream.follow();
-      const own = streams.get(sessionId) ?? new Set<EventStream>();
-      streams.set(sessionId, own);
-      own.add(stream);
-      reply.raw.on('close', () => {
-        own.delete(stream);
-        if (own.size === 0 && streams.get(sessionId) === own) streams.delete(sessionId);
-      });
       stream.startOn(reply, { [SESSION_HEADER]: sessionId });
     },
   );
@@ -303,8 +293,7 @@ export function hostedMcpRoutes(
       const decision = await core.access.admit(conn.caller, { quota: 'skip' });
       eachRateHeader(decision, (name, value) => reply.header(name, value));
       await core.mcpSessions.end(principalOf(conn), sessionId);
-      for (const stream of streams.get(sessionId) ?? []) stream.end();
-      streams.delete(sessionId);
+      // Its streams, on any instance, end at their next heartbeat or event (the session is gone).
       return reply.status(200).send();
     },
   );
