@@ -157,8 +157,12 @@ describe('hosted MCP resources/subscribe', () => {
       ...headers,
     });
     expect(subscribe.status).toBe(200);
-    // Two uploads before any stream is open: a stream resuming from before them hears both.
     const { tenant } = await srv.core.tenants.authenticate(key);
+    // HEAD answers the stream's headers and takes no stream.
+    const head = await api(srv.apiUrl, key, 'HEAD', '/mcp', undefined, { ...headers, accept: 'text/event-stream' });
+    expect([head.status, head.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    expect(srv.core.eventHub.open(tenant.id)).toBe(0);
+    // Two uploads before any stream is open: a stream resuming from before them hears both.
     const before = await srv.core.events.head(tenant.id);
     await put(srv.apiUrl, key, 'one', { session_id: 'resume' });
     await put(srv.apiUrl, key, 'two', { session_id: 'resume' });
