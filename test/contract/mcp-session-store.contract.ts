@@ -70,6 +70,27 @@ export function mcpSessionStoreContract(name: string, makeStore: MakeMetadataSto
       expect(await store.getMcpSession(others.id)).not.toBeNull();
     });
 
+    it('keeps both caps when two stores on one database open sessions and subscribe at once', async () => {
+      const peer = state.openPeer();
+      try {
+        const opened = Array.from({ length: 8 }, (_, i) => session(A.id, T0 + i));
+        await Promise.all(opened.map((s, i) => (i % 2 ? peer : store).createMcpSession(s, 3)));
+        const left = [];
+        for (const s of opened) if (await store.getMcpSession(s.id)) left.push(s);
+        expect(left).toHaveLength(3);
+        const target = left[0]!;
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            (i % 2 ? peer : store).subscribeMcp(target.id, `cairn://session/${i}`, 3),
+          ),
+        );
+        expect(answers.filter((a) => a === 'ok')).toHaveLength(3);
+        expect(await store.mcpSubscriptions(target.id)).toHaveLength(3);
+      } finally {
+        await peer.close();
+      }
+    });
+
     it('purges sessions idle since before the bound, with their subscriptions, in batches', async () => {
       const idle = [session(A.id, T0), session(A.id, T0 + 1), session(B.id, T0 + 2)];
       const live = session(A.id, T0 + 100);
