@@ -217,84 +217,84 @@ export function hostedMcpRoutes(
   );
 
   /**
-   * GET and DELETE: the connection and the session they name. Without a session there is no
-   * stream to GET and nothing to DELETE: 405 (what MCP clients expect of a server without a
-   * stream for them) is sent, and undefined returned.
+   * GET and DELETE: routes of a session, admitted as the bearer's tenant (`quota`). Without a
+   * session there is no stream to GET and nothing to DELETE: 405 (what MCP clients expect of a
+   * server without a stream for them).
    */
-  const withSession = (request: FastifyRequest, reply: FastifyReply) => {
-    const conn = request.mcpConnection;
-    if (!conn) throw new Error('MCP guard did not run');
-    const sessionId = sessionIdOf(request);
-    if (sessionId !== undefined) return { conn, sessionId };
-    void sendError(
-      reply,
-      new CairnError(
-        'method_not_allowed',
-        'GET and DELETE /mcp need an MCP session (the Mcp-Session-Id initialize answered); without one, send JSON-RPC messages with POST.',
-      ),
-      { Allow: 'POST' },
-    );
-    return undefined;
-  };
+  const sessionRoute = (
+    method: 'GET' | 'DELETE',
+    quota: QuotaMode,
+    handle: (request: FastifyRequest, reply: FastifyReply, conn: Connection, sessionId: string) => Promise<unknown>,
+  ) =>
+    app.route({
+      method,
+      url: '/mcp',
+      config: { ownAdmission: true },
+      onRequest: guard,
+      schema: { hide: true },
+      handler: async (request, reply) => {
+        const conn = request.mcpConnection;
+        if (!conn) throw new Error('MCP guard did not run');
+        const sessionId = sessionIdOf(request);
+        if (sessionId === undefined) {
+          return sendError(
+            reply,
+            new CairnError(
+              'method_not_allowed',
+              'GET and DELETE /mcp need an MCP session (the Mcp-Session-Id initialize answered); without one, send JSON-RPC messages with POST.',
+            ),
+            { Allow: 'POST' },
+          );
+        }
+        if (method === 'GET' && !String(request.headers.accept ?? '').includes('text/event-stream')) {
+          return sendError(
+            reply,
+            new CairnError('invalid_request', 'GET /mcp is a stream: send Accept: text/event-stream.', { status: 406 }),
+          );
+        }
+        const decision = await core.access.admit(conn.caller, { quota });
+        eachRateHeader(decision, (name, value) => reply.header(name, value));
+        return handle(request, reply, conn, sessionId);
+      },
+    });
 
-  app.get(
-    '/mcp',
-    { config: { ownAdmission: true }, onRequest: guard, schema: { hide: true } },
-    async (request, reply) => {
-      const named = withSession(request, reply);
-      if (!named) return reply;
-      const { conn, sessionId } = named;
-      if (!String(request.headers.accept ?? '').includes('text/event-stream')) {
-        return sendError(
-          reply,
-          new CairnError('invalid_request', 'GET /mcp is a stream: send Accept: text/event-stream.', { status: 406 }),
-        );
-      }
-      const decision = await core.access.admit(conn.caller, { quota: 'count' });
-      eachRateHeader(decision, (name, value) => reply.header(name, value));
-      const principal = principalOf(conn);
-      await core.mcpSessions.resolve(principal, sessionId);
-      const tenantId = conn.caller.tenant.id;
-      const head = await core.events.head(tenantId);
-      const resume = request.headers['last-event-id'];
-      const after = typeof resume === 'string' && resume !== '' ? parsePosition(resume, 'Last-Event-ID') : head;
-      const bearer = bearerToken(request) ?? '';
-      const stream = new EventStream(
-        core,
-        reply.raw,
-        {
-          caller: conn.caller,
-          filter: { after },
-          heartbeatMs: opts.heartbeatMs,
-          // The bearer still authenticates as the session's principal, and the session lives (kept alive by this).
-          stillAllowed: async () => {
-            const now = principalOf(await connectionOf(bearer));
-            if (now.caller.tenant.id !== tenantId || now.principalId !== principal.principalId) return false;
-            return (await core.mcpSessions.subscriptions(sessionId, true)) !== null;
-          },
-          frames: sessionFrames(core, sessionId),
+  sessionRoute('GET', 'count', async (request, reply, conn, sessionId) => {
+    const principal = principalOf(conn);
+    await core.mcpSessions.resolve(principal, sessionId);
+    // HEAD (which Fastify routes here too) gets the stream's headers and no stream.
+    if (request.method === 'HEAD')
+      return reply.type('text/event-stream; charset=utf-8').header('cache-control', 'no-store').send();
+    const tenantId = conn.caller.tenant.id;
+    const head = await core.events.head(tenantId);
+    const resume = request.headers['last-event-id'];
+    const after = typeof resume === 'string' && resume !== '' ? parsePosition(resume, 'Last-Event-ID') : head;
+    const bearer = bearerToken(request) ?? '';
+    const stream = new EventStream(
+      core,
+      reply.raw,
+      {
+        caller: conn.caller,
+        filter: { after },
+        heartbeatMs: opts.heartbeatMs,
+        // The bearer still authenticates as the session's principal, and the session lives (kept alive by this).
+        stillAllowed: async () => {
+          const now = principalOf(await connectionOf(bearer));
+          if (now.caller.tenant.id !== tenantId || now.principalId !== principal.principalId) return false;
+          return (await core.mcpSessions.subscriptions(sessionId, true)) !== null;
         },
-        head,
-      );
-      // Counted with the tenant's /v1/events streams on this instance: 429 beyond, before any byte.
-      stream.follow();
-      stream.startOn(reply, { [SESSION_HEADER]: sessionId });
-    },
-  );
+        frames: sessionFrames(core, sessionId),
+      },
+      head,
+    );
+    // Counted with the tenant's /v1/events streams on this instance: 429 beyond, before any byte.
+    stream.follow();
+    stream.startOn(reply, { [SESSION_HEADER]: sessionId });
+  });
 
-  app.delete(
-    '/mcp',
-    { config: { ownAdmission: true }, onRequest: guard, schema: { hide: true } },
-    async (request, reply) => {
-      const named = withSession(request, reply);
-      if (!named) return reply;
-      const { conn, sessionId } = named;
-      // Ending a session is never refused for the monthly quota (the rate limit still applies).
-      const decision = await core.access.admit(conn.caller, { quota: 'skip' });
-      eachRateHeader(decision, (name, value) => reply.header(name, value));
-      await core.mcpSessions.end(principalOf(conn), sessionId);
-      // Its streams, on any instance, end at their next heartbeat or event (the session is gone).
-      return reply.status(200).send();
-    },
-  );
+  // Ending a session is never refused for the monthly quota (the rate limit still applies).
+  sessionRoute('DELETE', 'skip', async (_request, reply, conn, sessionId) => {
+    await core.mcpSessions.end(principalOf(conn), sessionId);
+    // Its streams, on any instance, end at their next heartbeat or event (the session is gone).
+    return reply.status(200).send();
+  });
 }
