@@ -173,6 +173,7 @@ export async function createRuntime(
     sweeperStore: store,
     eventStore: store,
     webhookStore: store,
+    mcpSessionStore: store,
     webhookSender: new HttpWebhookSender({
       allowPrivate: config.webhookAllowPrivateAddresses,
       timeoutMs: config.webhookTimeoutSeconds * 1000,

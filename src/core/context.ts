@@ -3,6 +3,7 @@ import type { ArtifactStore } from '../ports/artifact-store.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { EventStore } from '../ports/event-store.js';
+import type { McpSessionStore } from '../ports/mcp-session-store.js';
 import type { RateLimiter } from '../ports/rate-limiter.js';
 import type { ResumableUploadStore } from '../ports/resumable-upload-store.js';
 import type { SharingStore } from '../ports/sharing-store.js';
@@ -41,6 +42,8 @@ export interface CoreDeps {
   eventStore: EventStore;
   /** Webhook endpoints, their leases and delivery log. */
   webhookStore: WebhookStore;
+  /** The hosted MCP endpoint's sessions and subscriptions. */
+  mcpSessionStore: McpSessionStore;
   /** Sends deliveries (with the SSRF checks); absent, nothing is delivered by this process. */
   webhookSender?: WebhookSender;
   /** The operator allows webhooks to private, loopback and link-local addresses (development, tests). */

@@ -4,6 +4,7 @@ import { ArtifactService } from './artifacts.js';
 import type { CoreDeps } from './context.js';
 import { EventHub } from './event-hub.js';
 import { EventService } from './events.js';
+import { McpSessionService } from './mcp-sessions.js';
 import { PageService } from './pages.js';
 import { Argon2idHasher } from './passwords.js';
 import { PresignedUploadService } from './presigned.js';
@@ -42,6 +43,8 @@ export interface Core {
   /** Tells streams and deliverers that a tenant's feed moved, on any instance; bounds streams per tenant. */
   eventHub: EventHub;
   webhooks: WebhookService;
+  /** Sessions of the hosted MCP endpoint and their resource subscriptions. */
+  mcpSessions: McpSessionService;
   /** Delivers events to webhooks (null when this process has no sender); serve starts its timer. */
   deliverer: WebhookDeliverer | null;
   sweeper: Sweeper;
@@ -73,6 +76,7 @@ export function createCore(deps: CoreDeps): Core {
       deps.log.warn({ err: String(err) }, 'event feed heads not read; will retry'),
     ),
     webhooks: new WebhookService(deps),
+    mcpSessions: new McpSessionService(deps),
     deliverer: deps.webhookSender
       ? new WebhookDeliverer({ ...deps, sender: deps.webhookSender }, { timeoutMs: deps.webhookTimeoutMs ?? 10_000 })
       : null,

@@ -3,6 +3,7 @@ import { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS } from './blob-claims.js
 import type { CoreDeps } from './context.js';
 import { blobKey } from './context.js';
 import { DEFAULT_EVENT_RETENTION_SECONDS } from './events.js';
+import { MCP_SESSION_IDLE_MS } from './mcp-sessions.js';
 import { LIMITS } from './plans.js';
 import { PENDING_RETENTION_MS } from './presigned.js';
 
@@ -24,6 +25,8 @@ export interface SweepReport {
   eventsPurged: number;
   /** Webhook delivery log rows older than the events' retention. */
   deliveriesPurged: number;
+  /** Hosted MCP sessions idle past their lifetime, with their subscriptions. */
+  mcpSessionsPurged: number;
 }
 
 export { CLAIM_WORK_MS, ORPHAN_GRACE_MS, STALE_CLAIM_MS };
@@ -35,6 +38,7 @@ export type SweeperDeps = Pick<
   | 'sweeperStore'
   | 'eventStore'
   | 'webhookStore'
+  | 'mcpSessionStore'
   | 'eventRetentionMs'
   | 'resumables'
   | 'blobs'
@@ -86,6 +90,9 @@ export class Sweeper {
       stagingSwept: blobs.sweepStaging ? await blobs.sweepStaging() : 0,
       eventsPurged: await this.drain((n) => this.deps.eventStore.purgeEvents(now - eventRetention, n)),
       deliveriesPurged: await this.drain((n) => this.deps.webhookStore.purgeDeliveries(now - eventRetention, n)),
+      mcpSessionsPurged: await this.drain((n) =>
+        this.deps.mcpSessionStore.purgeMcpSessions(now - MCP_SESSION_IDLE_MS, n),
+      ),
     };
     for (let i = 0; i < this.maxBatches; i++) {
       const claimedAt = clock.now();

@@ -23,7 +23,10 @@ const FORM_BODY_LIMIT = 64 * 1024;
  * hosted MCP endpoint, the OAuth 2.1 authorization server and the tenant dashboard. Registered as
  * one scope, so the HTML form parser exists only here.
  */
-export function hostedPlugin(accounts: Accounts, config: Pick<Config, 'host' | 'mcpAllowedOrigins'>) {
+export function hostedPlugin(
+  accounts: Accounts,
+  config: Pick<Config, 'host' | 'mcpAllowedOrigins' | 'eventHeartbeatSeconds'>,
+) {
   return async (app: FastifyInstance, core: Core): Promise<void> => {
     await app.register(async (scope) => {
       // Browser forms and OAuth's token/revoke requests, parsed without a dependency.
@@ -50,11 +53,17 @@ export function hostedPlugin(accounts: Accounts, config: Pick<Config, 'host' | '
       authorizeRoutes(scope, ctx);
       oauthMetadataRoutes(scope, core);
       oauthEndpointRoutes(scope, accounts);
-      hostedMcpRoutes(scope, core, accounts, {
-        apiOrigin: () => core.deps.origins.api,
-        extraOrigins: config.mcpAllowedOrigins,
-        loopback: isLoopbackBind(config.host),
-      });
+      hostedMcpRoutes(
+        scope,
+        core,
+        accounts,
+        {
+          apiOrigin: () => core.deps.origins.api,
+          extraOrigins: config.mcpAllowedOrigins,
+          loopback: isLoopbackBind(config.host),
+        },
+        { heartbeatMs: config.eventHeartbeatSeconds * 1000 },
+      );
     });
   };
 }

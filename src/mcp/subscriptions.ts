@@ -1,22 +1,10 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CairnClient, EventRecord } from 'cairn-store-sdk';
+import type { CairnClient } from 'cairn-store-sdk';
+import { touchedUris } from './touched-uris.js';
 
 /** What the local server follows the change feed with (the SDK client's stream). */
 export type EventFollower = Pick<CairnClient, 'followEvents'>;
-
-/** The resources an event changes: the artifact's record and bytes, and its session's view. */
-export function touchedUris(e: EventRecord): string[] {
-  const d = e.data as unknown as Record<string, unknown>;
-  const uris: string[] = [];
-  const artifactId = typeof d.artifact_id === 'string' ? d.artifact_id : null;
-  if (artifactId) uris.push(`cairn://artifact/${artifactId}`);
-  if (artifactId && e.type.startsWith('artifact.')) uris.push(`cairn://artifact/${artifactId}/bytes`);
-  if (typeof d.session_id === 'string' && (e.type.startsWith('artifact.') || e.type === 'session.sealed')) {
-    uris.push(`cairn://session/${encodeURIComponent(d.session_id)}`);
-  }
-  return uris;
-}
 
 /**
  * `resources/subscribe` on the local server: while any resource is subscribed, the server follows

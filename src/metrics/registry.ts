@@ -173,6 +173,7 @@ export class CairnMetrics {
       staging_swept: report.stagingSwept,
       events_purged: report.eventsPurged,
       deliveries_purged: report.deliveriesPurged,
+      mcp_sessions_purged: report.mcpSessionsPurged,
     };
     for (const [kind, n] of Object.entries(kinds)) this.swept.inc({ kind }, n);
   }

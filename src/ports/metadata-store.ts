@@ -1,5 +1,6 @@
 import type { ArtifactStore } from './artifact-store.js';
 import type { EventStore } from './event-store.js';
+import type { McpSessionStore } from './mcp-session-store.js';
 import type { MetadataLifecycle } from './metadata-lifecycle.js';
 import type { SharingStore } from './sharing-store.js';
 import type { SweeperStore } from './sweeper-store.js';
@@ -20,6 +21,7 @@ export type {
   SoftDeleteResult,
 } from './artifact-store.js';
 export type { EventQuery, EventRow, EventStore } from './event-store.js';
+export type { McpSessionRow, McpSessionStore } from './mcp-session-store.js';
 export type { MetadataLifecycle, MigrationResult } from './metadata-lifecycle.js';
 export type {
   ApiKeyRow,
@@ -59,4 +61,5 @@ export type MetadataStore = MetadataLifecycle &
   SharingStore &
   SweeperStore &
   EventStore &
-  WebhookStore;
+  WebhookStore &
+  McpSessionStore;

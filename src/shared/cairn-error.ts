@@ -40,11 +40,12 @@ export interface ErrorExtras {
   upgradeUrl?: string;
   /**
    * An HTTP status other than the code's own, for the few answers HTTP itself defines:
-   * 408/431 for requests that cannot be read (code `invalid_request`), 412 for a tus request of
+   * 406 for a GET /mcp stream asked without Accept: text/event-stream, 408/431 for requests
+   * that cannot be read (code `invalid_request`), 412 for a tus request of
    * another protocol version (code `invalid_request`), 503 for a transient refusal (code
    * `server_error`, with `retryAfterSeconds`), 507 when storage is full (code `server_error`).
    */
-  status?: 408 | 412 | 431 | 503 | 507;
+  status?: 406 | 408 | 412 | 431 | 503 | 507;
 }
 
 export class CairnError extends Error {

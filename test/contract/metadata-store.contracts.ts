@@ -1,5 +1,6 @@
 import { artifactStoreContract } from './artifact-store.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
+import { mcpSessionStoreContract } from './mcp-session-store.contract.js';
 import type { MakeMetadataStore } from './metadata-fixture.js';
 import { metadataLifecycleContract } from './metadata-lifecycle.contract.js';
 import { sharingStoreContract } from './sharing-store.contract.js';
@@ -17,5 +18,6 @@ export function metadataStoreContracts(name: string, makeStore: MakeMetadataStor
   sweeperStoreContract(name, makeStore);
   eventStoreContract(name, makeStore);
   webhookStoreContract(name, makeStore);
+  mcpSessionStoreContract(name, makeStore);
   sqlLayerContract(name, makeStore);
 }

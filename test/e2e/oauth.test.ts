@@ -5,6 +5,7 @@ import { ManualClock } from '../../src/ports/clock.js';
 import { put } from '../helpers/e2e.js';
 import {
   connectHttpMcp,
+  connectMcpSubscriber,
   hiddenField,
   initializeMessage,
   oauthTokens,
@@ -348,6 +349,39 @@ describe('dashboard forms', () => {
 });
 
 describe('tokens', () => {
+  it('an OAuth MCP session hears its subscriptions, keeps its id through a refresh, and is no other grant’s', async () => {
+    const reader = await oauthTokens(srv.apiUrl, user, 'read');
+    const m = await connectMcpSubscriber(srv.apiUrl, reader.access);
+    const writer = await connectHttpMcp(srv.apiUrl, (await oauthTokens(srv.apiUrl, user, 'write')).access);
+    try {
+      expect(await m.streamOpened).toBe(200);
+      // Resources are in the Read tier: a read grant may subscribe.
+      await m.client.subscribeResource({ uri: 'cairn://session/oauth-run' });
+      const stored = data(
+        await writer.call('store_artifact', { filename: 'o.txt', content: 'aGk=', session_id: 'oauth-run' }),
+      );
+      expect(stored.session_id).toBe('oauth-run');
+      expect(await m.nextUpdate()).toBe('cairn://session/oauth-run');
+
+      const sessionId = m.transport.sessionId as string;
+      const ping = { jsonrpc: '2.0', id: 1, method: 'ping' };
+      const next = await tokenRequest(srv.apiUrl, {
+        grant_type: 'refresh_token',
+        refresh_token: reader.refresh,
+        client_id: reader.clientId,
+      });
+      expect(next.status).toBe(200);
+      const refreshed = { authorization: `Bearer ${next.json.access_token}`, 'mcp-session-id': sessionId };
+      expect((await postMcp(srv.apiUrl, ping, refreshed)).status).toBe(200);
+      // The writer's grant is the same user's, but another connection: the session is not its.
+      const other = await oauthTokens(srv.apiUrl, user, 'write');
+      const foreign = { authorization: `Bearer ${other.access}`, 'mcp-session-id': sessionId };
+      expect((await postMcp(srv.apiUrl, ping, foreign)).status).toBe(404);
+    } finally {
+      await Promise.allSettled([m.close(), writer.close()]);
+    }
+  });
+
   it('rotates refresh tokens; replaying a rotated one revokes the connection', async () => {
     const t = await oauthTokens(srv.apiUrl, user, 'read');
     const next = await tokenRequest(srv.apiUrl, {

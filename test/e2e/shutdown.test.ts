@@ -1,7 +1,9 @@
 import net from 'node:net';
 import { expect, it } from 'vitest';
+import { initializeMessage, postMcp } from '../helpers/hosted.js';
 import { parseResponses, rawConnect } from '../helpers/raw-http.js';
 import { startTestServer } from '../helpers/server.js';
+import { openSse } from '../helpers/sse.js';
 
 /**
  * Closing the server lets requests finish (crash.test.ts, protocol-errors.test.ts), but must not
@@ -52,4 +54,16 @@ it('closes promptly after answering an upload replay whose client stopped sendin
   expect(replay?.headers['idempotent-replayed']).toBe('true');
   expect(JSON.parse(replay?.body ?? '{}').filename).toBe('r.txt');
   expect(extra).toBeUndefined();
+});
+
+it('ends an open hosted MCP GET stream and closes promptly', async () => {
+  const s = await startTestServer();
+  const init = await postMcp(s.apiUrl, initializeMessage, { authorization: `Bearer ${s.apiKey}` });
+  const sessionId = init.headers.get('mcp-session-id') as string;
+  const stream = await openSse(`${s.apiUrl}/mcp`, s.apiKey, { 'mcp-session-id': sessionId });
+  expect(stream.status).toBe(200);
+  const started = performance.now();
+  await s.close();
+  await stream.ended;
+  expect(performance.now() - started).toBeLessThan(10_000);
 });

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 
 /** Helpers for the hosted MCP endpoint, its OAuth server and the dashboard (no browser needed). */
@@ -220,4 +220,69 @@ export async function oauthTokens(
   });
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   return { clientId: client.client_id, access: r.json.access_token as string, refresh: r.json.refresh_token as string };
+}
+
+export interface McpSubscriber extends HttpMcp {
+  transport: StreamableHTTPClientTransport;
+  /** Resolves once the client's GET /mcp stream is answered (200: its position in the feed is fixed), with its status. */
+  streamOpened: Promise<number>;
+  /** The next `notifications/resources/updated` URI, or throws after `ms`. */
+  nextUpdate(ms?: number): Promise<string>;
+}
+
+/**
+ * The SDK's Streamable HTTP client, subscribed-to-be: it initializes (getting an Mcp-Session-Id)
+ * and opens its GET stream by itself. With `streamApiUrl`, its GETs go to that server instead
+ * (another instance of a scale-out set, as a balancer without stickiness would send them).
+ */
+export async function connectMcpSubscriber(
+  apiUrl: string,
+  bearer: string,
+  streamApiUrl = apiUrl,
+): Promise<McpSubscriber> {
+  let opened: (status: number) => void = () => {};
+  const streamOpened = new Promise<number>((resolve) => {
+    opened = resolve;
+  });
+  const routed: typeof fetch = async (input, init) => {
+    if (init?.method !== 'GET') return fetch(input, init);
+    const res = await fetch(new URL('/mcp', streamApiUrl), init);
+    opened(res.status);
+    return res;
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(`${apiUrl}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
+    fetch: routed,
+  });
+  const client = new Client({ name: 'subscriber', version: '1.0.0' });
+  const updates: string[] = [];
+  const waiting: ((uri: string) => void)[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    const next = waiting.shift();
+    if (next) next(n.params.uri);
+    else updates.push(n.params.uri);
+  });
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    streamOpened,
+    call: async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult,
+    close: () => client.close(),
+    nextUpdate: (ms = 5000) => {
+      const queued = updates.shift();
+      if (queued !== undefined) return Promise.resolve(queued);
+      return new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiting.splice(waiting.indexOf(got), 1);
+          reject(new Error(`no notifications/resources/updated within ${ms} ms`));
+        }, ms);
+        const got = (uri: string) => {
+          clearTimeout(timer);
+          resolve(uri);
+        };
+        waiting.push(got);
+      });
+    },
+  };
 }

@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
+import { type RunningServer, startServer } from '../../src/server.js';
 import { postgresUnavailable } from './postgres.js';
 import { emptyPrefix, startTestS3, type TestS3 } from './test-s3.js';
 
@@ -182,4 +187,36 @@ async function dropSchemaAndKeys(dbUrl: string, schema: string, redisUrl: string
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * Instances of a scale-out set in this process, each its own runtime (no state shared but the
+ * backend's services), over one backend with `env` added; `close` stops them all and the backend.
+ */
+export async function scaleoutSet(env: Record<string, string> = {}) {
+  const backend = await createScaleoutBackend();
+  const servers: RunningServer[] = [];
+  const dirs: string[] = [];
+  const silent = { info() {}, warn() {}, error() {} };
+  return {
+    backend,
+    servers,
+    async instance() {
+      const dataDir = await mkdtemp(path.join(tmpdir(), 'cairn-set-'));
+      dirs.push(dataDir);
+      const all = { ...backend.env, ...env };
+      const config = loadConfig(
+        { dataDir, apiPort: 0, viewerPort: 0, contentPort: 0, logLevel: 'silent', sweepIntervalSeconds: 0 },
+        all,
+      );
+      const server = await startServer(config, { env: all, log: silent });
+      servers.push(server);
+      return server;
+    },
+    async close() {
+      await Promise.allSettled(servers.map((s) => s.close()));
+      await backend.close();
+      for (const d of dirs) await rm(d, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,11 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { type RunningServer, startServer } from '../../src/server.js';
 import { eventually, put } from '../helpers/e2e.js';
-import { createScaleoutBackend, type ScaleoutBackend, scaleoutUnavailable } from '../helpers/scaleout.js';
+import { scaleoutSet, scaleoutUnavailable } from '../helpers/scaleout.js';
 import { api } from '../helpers/server.js';
 import { openSse } from '../helpers/sse.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
@@ -17,35 +12,16 @@ import { startReceiver } from '../helpers/webhook-receiver.js';
  */
 
 const reason = await scaleoutUnavailable();
-const silentLog = { info() {}, warn() {}, error() {} };
 
 describe.skipIf(reason !== null)('events across two instances on PostgreSQL', () => {
-  let backend: ScaleoutBackend;
-  const servers: RunningServer[] = [];
-  const dirs: string[] = [];
-
-  async function instance(): Promise<RunningServer> {
-    const dataDir = await mkdtemp(path.join(tmpdir(), 'cairn-events-'));
-    dirs.push(dataDir);
-    // The receiver is on loopback: the operator setting that lets webhooks reach it.
-    const env = { ...backend.env, CAIRN_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: '1' };
-    const config = loadConfig(
-      { dataDir, apiPort: 0, viewerPort: 0, contentPort: 0, logLevel: 'silent', sweepIntervalSeconds: 0 },
-      env,
-    );
-    const server = await startServer(config, { env, log: silentLog });
-    servers.push(server);
-    return server;
-  }
+  let set: Awaited<ReturnType<typeof scaleoutSet>>;
+  const instance = () => set.instance();
 
   beforeAll(async () => {
-    backend = await createScaleoutBackend();
+    // The receiver is on loopback: the operator setting that lets webhooks reach it.
+    set = await scaleoutSet({ CAIRN_WEBHOOK_ALLOW_PRIVATE_ADDRESSES: '1' });
   });
-  afterAll(async () => {
-    await Promise.allSettled(servers.map((s) => s.close()));
-    await backend?.close();
-    for (const d of dirs) await rm(d, { recursive: true, force: true });
-  });
+  afterAll(async () => set?.close());
 
   it('an upload on A reaches an SSE client on B within a second', async () => {
     const a = await instance();
@@ -75,8 +51,8 @@ describe.skipIf(reason !== null)('events across two instances on PostgreSQL', ()
   });
 
   it('two instances deliver each webhook event exactly once, in order, signed', async () => {
-    const a = servers[0] ?? (await instance());
-    const b = servers[1] ?? (await instance());
+    const a = set.servers[0] ?? (await instance());
+    const b = set.servers[1] ?? (await instance());
     const rx = await startReceiver();
     try {
       const { apiKey } = await a.core.tenants.create('hooked', 'pro');

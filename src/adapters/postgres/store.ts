@@ -1,9 +1,9 @@
 import type { MetadataStore, MigrationResult } from '../../ports/metadata-store.js';
 import type { ResumableUploadStore } from '../../ports/resumable-upload-store.js';
 import { SqlAccountStore } from '../sql/account-store.js';
+import { SqlMcpSessionStore } from '../sql/mcp-session-store.js';
 import { migrate } from '../sql/migrations.js';
 import { SqlResumableUploads } from '../sql/resumable-uploads.js';
-import { SqlWebhookStore } from '../sql/webhook-store.js';
 import { CredentialsWatch } from './credentials-watch.js';
 import { Database, type PoolOptions } from './database.js';
 import { PostgresDriver } from './driver.js';
@@ -16,7 +16,7 @@ export type PostgresMetadataStoreOptions = PoolOptions;
  * instances. Races between instances are settled by unique constraints and row locks, never by
  * in-process state.
  */
-export class PostgresMetadataStore extends SqlWebhookStore implements MetadataStore {
+export class PostgresMetadataStore extends SqlMcpSessionStore implements MetadataStore {
   private readonly db: Database;
   private readonly options: PoolOptions;
   private readonly watch: CredentialsWatch;

@@ -340,6 +340,26 @@ export const MIGRATIONS: readonly ((t: SchemaTypes) => string)[] = [
   CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, created_at DESC, id DESC);
   CREATE INDEX webhook_deliveries_by_age ON webhook_deliveries (created_at);
   `,
+  // 12: sessions of the hosted MCP endpoint and what each subscribed to, where every instance of a
+  // scale-out set sees them (a subscribe on one instance, the GET stream on another). A session
+  // ends when idle (the sweeper), on DELETE /mcp, or when its tenant opens too many.
+  (t) => `
+  CREATE TABLE mcp_sessions (
+    id ${t.id} PRIMARY KEY,
+    tenant_id ${t.id} NOT NULL,
+    principal_id ${t.id} NOT NULL,
+    created_at ${t.bigint} NOT NULL,
+    last_used_at ${t.bigint} NOT NULL
+  )${t.withoutRowid};
+  CREATE INDEX mcp_sessions_by_tenant ON mcp_sessions (tenant_id, last_used_at);
+  CREATE INDEX mcp_sessions_idle ON mcp_sessions (last_used_at);
+
+  CREATE TABLE mcp_subscriptions (
+    session_id ${t.id} NOT NULL,
+    uri ${t.text} NOT NULL,
+    PRIMARY KEY (session_id, uri)
+  )${t.withoutRowid};
+  `,
 ];
 
 /** The latest version: the one a database is at once every migration has been applied. */

@@ -29,7 +29,7 @@ const read = (r: Stored | null) => {
   return row;
 };
 
-/** Webhook endpoints, their leases and their delivery log: the last class of the chain. */
+/** Webhook endpoints, their leases and their delivery log. */
 export class SqlWebhookStore extends SqlEventStore implements WebhookStore {
   async createWebhook(row: Omit<WebhookRow, 'cursorSeq'>, max: number): Promise<WebhookRow | null> {
     const d = this.d;

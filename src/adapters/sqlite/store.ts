@@ -1,9 +1,9 @@
 import type { MetadataStore, MigrationResult } from '../../ports/metadata-store.js';
 import type { ResumableUploadStore } from '../../ports/resumable-upload-store.js';
 import { SqlAccountStore } from '../sql/account-store.js';
+import { SqlMcpSessionStore } from '../sql/mcp-session-store.js';
 import { migrate } from '../sql/migrations.js';
 import { SqlResumableUploads } from '../sql/resumable-uploads.js';
-import { SqlWebhookStore } from '../sql/webhook-store.js';
 import { CredentialsEpoch } from './credentials-epoch.js';
 import { Connection } from './database.js';
 import { SqliteDriver } from './driver.js';
@@ -19,7 +19,7 @@ export interface SqliteMetadataStoreOptions {
  * before the next starts in this process; BEGIN IMMEDIATE serializes it with other processes on
  * the file (the server and `cairn admin`).
  */
-export class SqliteMetadataStore extends SqlWebhookStore implements MetadataStore {
+export class SqliteMetadataStore extends SqlMcpSessionStore implements MetadataStore {
   private readonly c: Connection;
   /** Users, browser sessions and OAuth state, on the same connection (and so the same migrations). */
   readonly accounts: SqlAccountStore;

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
 import type { EventFilter } from '../../core/events.js';
 import type { Core } from '../../core/index.js';
 import type { Caller } from '../../core/tenants.js';
@@ -10,10 +11,18 @@ const PAGE = 100;
 
 export interface StreamOptions {
   caller: Caller;
-  /** The key the stream was opened with: checked again at every heartbeat, so a revoked key's stream ends. */
-  bearer: string | undefined;
+  /**
+   * Whether the stream may go on, asked at every heartbeat: the credential it was opened with
+   * still authenticates (a revoked key's stream ends), and for an MCP session, the session lives.
+   */
+  stillAllowed(): Promise<boolean>;
   filter: EventFilter;
   heartbeatMs: number;
+  /**
+   * What to write for a page of events, or null to end the stream. By default each event as
+   * itself; the hosted MCP endpoint's stream writes the notifications of its subscriptions.
+   */
+  frames?(rows: readonly EventRow[]): Promise<string[] | null>;
 }
 
 /**
@@ -53,8 +62,27 @@ export class EventStream {
     });
   }
 
+  /**
+   * Takes the response over from Fastify and sends the stream's headers, with what admission set
+   * (rate-limit headers, the request id) and `extra`, then starts.
+   */
+  startOn(reply: FastifyReply, extra: Record<string, string> = {}): void {
+    reply.hijack();
+    const headers: Record<string, string | number | string[]> = {};
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
+    this.res.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'x-accel-buffering': 'no',
+      ...extra,
+    });
+    this.start();
+  }
+
   /** Once the headers are out: the first events, then heartbeats and whatever the hub reports. */
-  start(): void {
+  private start(): void {
     this.res.on('close', () => this.end());
     this.heartbeat = setInterval(() => void this.beat(), this.opts.heartbeatMs);
     this.heartbeat.unref();
@@ -66,13 +94,14 @@ export class EventStream {
   }
 
   private async beat(): Promise<void> {
+    let allowed: boolean;
     try {
-      await this.core.tenants.authenticate(this.opts.bearer);
+      allowed = await this.opts.stillAllowed();
     } catch {
-      this.end();
-      return;
+      allowed = false;
     }
-    if (!this.ended) this.res.write(': heartbeat\n\n');
+    if (!allowed) this.end();
+    else if (!this.ended) this.res.write(': heartbeat\n\n');
   }
 
   /** Sends what is new; one at a time, and once more if the head moved meanwhile. */
@@ -94,11 +123,14 @@ export class EventStream {
             { ...this.opts.filter, after: this.pos },
             PAGE,
           );
-          for (const row of rows) {
+          const chunks = rows.length === 0 ? [] : await this.frames(rows);
+          if (chunks === null) return this.end();
+          for (const chunk of chunks) {
             if (this.ended) return;
-            await this.send(row);
-            this.pos = row.seq;
+            await this.write(chunk);
           }
+          const last = rows.at(-1);
+          if (last) this.pos = last.seq;
         } while (rows.length === PAGE);
         // Nothing after pos matched up to the head read before: skip past the others for good.
         this.pos = Math.max(this.pos, upTo);
@@ -111,9 +143,16 @@ export class EventStream {
     }
   }
 
-  private async send(row: EventRow): Promise<void> {
-    const record = this.core.events.render(row);
-    const chunk = `id: ${eventId(row.seq)}\nevent: ${row.type}\ndata: ${JSON.stringify(record)}\n\n`;
+  /** What to write for a page: by default each event as itself (`id`, `event: <type>`, `data: <the Event>`). */
+  private async frames(rows: readonly EventRow[]): Promise<string[] | null> {
+    if (this.opts.frames) return this.opts.frames(rows);
+    return rows.map(
+      (row) => `id: ${eventId(row.seq)}\nevent: ${row.type}\ndata: ${JSON.stringify(this.core.events.render(row))}\n\n`,
+    );
+  }
+
+  /** Waits for the socket to drain (or close) when its buffer is full. */
+  private async write(chunk: string): Promise<void> {
     if (this.res.write(chunk)) return;
     await new Promise<void>((resolve) => {
       const done = () => {

@@ -8,8 +8,11 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { GrantTier } from '../../ports/account-store.js';
+import { isCairnError } from '../../shared/cairn-error.js';
 import { SCOPE_OF, TIER_LABEL, tierCovers } from '../../shared/scopes.js';
 import type { CairnApi, ToolContext, ToolDef } from '../context.js';
 import { hostedInstructions } from '../instructions.js';
@@ -24,6 +27,14 @@ export interface HostedServerOptions {
   tier: GrantTier;
   /** The name to record as agent_id by default (the OAuth client's registered name), when known. */
   clientName?: string;
+  /**
+   * The request's MCP session (a client that sent `Mcp-Session-Id`): where `resources/subscribe`
+   * records what the session's GET stream reports. Absent, subscribing is refused.
+   */
+  subscriptions?: {
+    subscribe(uri: string): Promise<void>;
+    unsubscribe(uri: string): Promise<void>;
+  };
 }
 
 /**
@@ -54,7 +65,7 @@ export function insufficientScope(tool: ToolDef, granted: GrantTier): CallToolRe
 export function createHostedServer(opts: HostedServerOptions): Server {
   const server = new Server(
     { name: 'cairn', title: 'Cairn', version: MCP_SERVER_VERSION },
-    { capabilities: { tools: {}, resources: {} }, instructions: hostedInstructions(opts.tier) },
+    { capabilities: { tools: {}, resources: { subscribe: true } }, instructions: hostedInstructions(opts.tier) },
   );
   const context = (): ToolContext => {
     // Stateless: clientInfo only arrives with `initialize`; later requests use the OAuth client's name.
@@ -76,5 +87,28 @@ export function createHostedServer(opts: HostedServerOptions): Server {
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await listResources(context()) }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
   server.setRequestHandler(ReadResourceRequestSchema, (req) => readResource(req.params.uri, context()));
+  // Subscriptions belong to a session (kept where every instance sees them); its GET stream
+  // sends the notifications. A request without a session has nowhere to hear them.
+  const subscriptions = () => {
+    if (opts.subscriptions) return opts.subscriptions;
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      'resources/subscribe needs an MCP session: send initialize without Mcp-Session-Id, then send the Mcp-Session-Id ' +
+        'it answers with on every request, and open GET /mcp with it to receive notifications/resources/updated.',
+    );
+  };
+  const asMcpError = (err: unknown): never => {
+    // The session's refusals (an unknown URI, too many, the session ended) as the client's error.
+    if (isCairnError(err)) throw new McpError(ErrorCode.InvalidParams, err.message);
+    throw err;
+  };
+  server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+    await subscriptions().subscribe(req.params.uri).catch(asMcpError);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
+    await subscriptions().unsubscribe(req.params.uri).catch(asMcpError);
+    return {};
+  });
   return server;
 }

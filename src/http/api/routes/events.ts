@@ -67,6 +67,7 @@ export function eventRoutes(instance: FastifyInstance, core: Core, opts: EventRo
     },
     async (request, reply) => {
       const caller = callerOf(request);
+      const bearer = bearerToken(request);
       const { filter } = parseEventQuery({ ...request.query });
       // HEAD (which Fastify routes here too) gets the stream's headers and no stream.
       if (request.method === 'HEAD')
@@ -78,22 +79,20 @@ export function eventRoutes(instance: FastifyInstance, core: Core, opts: EventRo
       const stream = new EventStream(
         core,
         reply.raw,
-        { caller, bearer: bearerToken(request), filter, heartbeatMs: opts.heartbeatMs },
+        {
+          caller,
+          stillAllowed: () =>
+            core.tenants.authenticate(bearer).then(
+              () => true,
+              () => false,
+            ),
+          filter,
+          heartbeatMs: opts.heartbeatMs,
+        },
         head,
       );
       stream.follow();
-      reply.hijack();
-      // What admission set (rate-limit headers, the request id) goes out with the stream's own.
-      const headers: Record<string, string | number | string[]> = {};
-      for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
-      reply.raw.writeHead(200, {
-        ...headers,
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-        'x-accel-buffering': 'no',
-      });
-      stream.start();
+      stream.startOn(reply);
     },
   );
 }
