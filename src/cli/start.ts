@@ -9,7 +9,8 @@ export async function start(argv: string[]): Promise<number> {
   endQuietlyWhenTheReaderStops();
   const args = argv.slice(2);
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-    const { CAIRN_VERSION } = await import('cairn-store-sdk/internal');
+    // The version alone, not the SDK's internal index (which loads its transcript scanner and fs).
+    const { CAIRN_VERSION } = await import('cairn-store-sdk/version');
     process.stdout.write(`${CAIRN_VERSION}\n`);
     return 0;
   }
