@@ -2,6 +2,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CairnError } from 'cairn-store-sdk';
 import { durationSeconds } from '../shared/duration.js';
+import { ARTIFACT_ID, LABEL, LINK_ID } from '../shared/id-shapes.js';
 import type { CairnApi } from './context.js';
 import { fail } from './results.js';
 
@@ -130,9 +131,9 @@ function lifetime(seconds: number): string {
 }
 
 const SHELL_SAFE: Record<string, RegExp> = {
-  artifact_id: /^art_[A-Za-z0-9]{16}$/,
-  link_id: /^lnk_[A-Za-z0-9]{20}$/,
-  session_id: /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+  artifact_id: ARTIFACT_ID,
+  link_id: LINK_ID,
+  session_id: LABEL,
   ttl: /^[1-9]\d{0,5}[smhd]$/,
 };
 

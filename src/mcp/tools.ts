@@ -2,6 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CairnError } from 'cairn-store-sdk';
 import { nodeCrypto } from 'cairn-store-sdk/internal';
 import { z } from 'zod';
+import { LINK_ID } from '../shared/id-shapes.js';
 import { INLINE_LIMIT_TEXT, LARGE_LIMIT_TEXT, SINGLE_LIMIT_TEXT } from '../shared/upload-limits.js';
 import {
   agentId,
@@ -301,10 +302,7 @@ export const TOOLS: readonly ToolDef[] = [
     input: {
       link_id: z
         .string()
-        .regex(
-          /^lnk_[A-Za-z0-9]{20}$/,
-          'is not a link id: lnk_ and 20 letters or digits, e.g. lnk_8Hq2ZpX4mR7tK1vN3bYc',
-        )
+        .regex(LINK_ID, 'is not a link id: lnk_ and 20 letters or digits, e.g. lnk_8Hq2ZpX4mR7tK1vN3bYc')
         .describe('Link id: lnk_ followed by 20 letters or digits, e.g. lnk_8Hq2ZpX4mR7tK1vN3bYc (from list_links).'),
     },
     run: async (args, ctx) => ok(await ctx.client.revokeLink(args.link_id)),

@@ -1,5 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { LINK_ID } from '../shared/id-shapes.js';
 import { Pagination, Timestamp } from './common.js';
+
+/** A link's id, of either kind (src/shared/id-shapes.ts). */
+const LinkId = Type.String({ pattern: LINK_ID.source });
 
 /** A private signed download URL (one hour) and what it serves. */
 export const DownloadUrl = Type.Object(
@@ -61,7 +65,7 @@ export type BatchDownloadUrl = BatchDownloadUrls['download_urls'][number];
 /** A live link as the list shows it (the list is of one artifact, so no `artifact_id`). */
 export const ListedLink = Type.Object(
   {
-    link_id: Type.String({ pattern: '^lnk_[A-Za-z0-9]{20}$' }),
+    link_id: LinkId,
     url: Type.String({ description: 'The shareable download URL.' }),
     expires_at: Timestamp,
     created_at: Timestamp,
@@ -110,7 +114,7 @@ export type CreateLinkBody = Static<typeof CreateLinkBody>;
 
 export const LinkRecord = Type.Object(
   {
-    link_id: Type.String({ pattern: '^lnk_[A-Za-z0-9]{20}$' }),
+    link_id: LinkId,
     url: Type.String(),
     artifact_id: Type.String(),
     expires_at: Timestamp,
@@ -123,7 +127,7 @@ export type LinkRecord = Static<typeof LinkRecord>;
 /** A link to a sealed session's archive, as created and as listed. */
 export const SessionLinkRecord = Type.Object(
   {
-    link_id: Type.String({ pattern: '^lnk_[A-Za-z0-9]{20}$' }),
+    link_id: LinkId,
     url: Type.String({
       description: 'The link’s page on the viewer origin: the files, their sizes, and “download all”.',
     }),
