@@ -4,6 +4,7 @@ import type { CoreDeps } from './context.js';
 import { blobKey } from './context.js';
 import { DEFAULT_EVENT_RETENTION_SECONDS } from './events.js';
 import { MCP_SESSION_IDLE_MS } from './mcp-sessions.js';
+import { PeriodicJob } from './periodic-job.js';
 import { LIMITS } from './plans.js';
 import { PENDING_RETENTION_MS } from './presigned.js';
 
@@ -53,9 +54,6 @@ export type SweeperDeps = Pick<
  * the next run simply finishes.
  */
 export class Sweeper {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<SweepReport> | null = null;
-
   constructor(
     private readonly deps: SweeperDeps,
     private readonly batch = 500,
@@ -150,32 +148,25 @@ export class Sweeper {
     return total;
   }
 
+  /** Sweeps every `intervalMs` in the background (server.ts), each run reported to the observer. */
+  private readonly job = new PeriodicJob(async () => {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    try {
+      // Run first: `observer?.sweepFinished(await …)` would skip the run itself without an observer.
+      const report = await this.runOnce();
+      this.deps.observer?.sweepFinished(report, seconds());
+    } catch (err) {
+      this.deps.log.error({ err }, 'sweeper run failed');
+      this.deps.observer?.sweepFinished(null, seconds());
+    }
+  });
+
   start(intervalMs: number): void {
-    if (intervalMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      const started = performance.now();
-      const seconds = () => (performance.now() - started) / 1000;
-      this.running = this.runOnce()
-        .then((report) => {
-          this.deps.observer?.sweepFinished(report, seconds());
-          return report;
-        })
-        .catch((err: unknown) => {
-          this.deps.log.error({ err }, 'sweeper run failed');
-          this.deps.observer?.sweepFinished(null, seconds());
-          return null as unknown as SweepReport;
-        })
-        .finally(() => {
-          this.running = null;
-        });
-    }, intervalMs);
-    this.timer.unref();
+    this.job.start(intervalMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.job.stop();
   }
 }

@@ -6,6 +6,7 @@ import type { WebhookRow, WebhookStore } from '../../ports/webhook-store.js';
 import { eventId } from '../../shared/event-types.js';
 import type { Logger, Origins } from '../context.js';
 import { eventRecord } from '../events.js';
+import { PeriodicJob } from '../periodic-job.js';
 import { toIso } from '../time.js';
 import { newDeliveryId } from './service.js';
 import { webhookHeaders } from './signing.js';
@@ -49,8 +50,6 @@ export interface DelivererOptions {
  * sent again by whoever claims next (at least once, in order).
  */
 export class WebhookDeliverer {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<number> | null = null;
   readonly owner = `deliverer-${randomBytes(9).toString('base64url')}`;
   private readonly leaseMs: number;
 
@@ -160,25 +159,18 @@ export class WebhookDeliverer {
       : { ...hook, attempts: attempt, failingSince };
   }
 
+  /** Claims and delivers every `intervalMs` in the background. */
+  private readonly job = new PeriodicJob(() =>
+    this.runOnce().catch((err: unknown) => {
+      this.deps.log.warn({ err: String(err) }, 'webhook deliveries not claimed; will retry');
+    }),
+  );
+
   start(intervalMs: number): void {
-    if (intervalMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.runOnce()
-        .catch((err: unknown) => {
-          this.deps.log.warn({ err: String(err) }, 'webhook deliveries not claimed; will retry');
-          return 0;
-        })
-        .finally(() => {
-          this.running = null;
-        });
-    }, intervalMs);
-    this.timer.unref();
+    this.job.start(intervalMs);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.job.stop();
   }
 }
