@@ -188,6 +188,75 @@ describe('SqliteMetadataStore specifics', () => {
     }
   });
 
+  describe("a group commit's events", () => {
+    const tenant = { id: 'tg', name: 'g', plan: 'free' as const, suspended: false, createdAt: 1, storageBytes: 0 };
+    const art = (n: number) => ({
+      id: `art_${String(n).padStart(16, '0')}`,
+      tenantId: 'tg',
+      filename: 'n.txt',
+      contentType: 'text/plain',
+      sizeBytes: 1,
+      contentHash: String(n).padStart(64, 'a'),
+      metadata: {},
+      sessionId: 'run',
+      agentId: null,
+      createdAt: 1,
+      expiresAt: null,
+      deletedAt: null,
+      status: 'active' as const,
+    });
+    const insertAll = async (store: SqliteMetadataStore, ns: number[]) => {
+      for (const n of ns) await store.pinBlob('tg', art(n).contentHash, 1, 1, PIN_WRITER);
+      // One turn: one group commit.
+      return Promise.allSettled(ns.map((n) => store.insertArtifact({ artifact: art(n), storageLimitBytes: 1e9 })));
+    };
+
+    it('are written together at its end, in the order its writes ran, with one head bump', async () => {
+      const store = new SqliteMetadataStore({ path });
+      await store.migrate();
+      await store.createTenant(tenant);
+      // Every statement the connection runs, cached or not, goes through `prepared`.
+      const statements: string[] = [];
+      const c = (store as unknown as { c: { prepared(sql: string, raw?: boolean): unknown } }).c;
+      const prepared = c.prepared.bind(c);
+      c.prepared = (sql: string, raw?: boolean) => {
+        statements.push(sql);
+        return prepared(sql, raw);
+      };
+      try {
+        const settled = await insertAll(store, [3, 1, 2]);
+        expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+        const events = await store.listEvents('tg', { after: 0, limit: 10 });
+        expect(events.map((e) => `${e.seq} ${e.subject.id}`)).toEqual([
+          `1 ${art(3).id}`,
+          `2 ${art(1).id}`,
+          `3 ${art(2).id}`,
+        ]);
+        expect(statements.filter((s) => s.startsWith('INSERT INTO event_heads'))).toHaveLength(1);
+      } finally {
+        c.prepared = prepared;
+        await store.close();
+      }
+    });
+
+    it('that cannot be written roll the whole batch back, and every write of it rejects', async () => {
+      const store = new SqliteMetadataStore({ path });
+      await store.migrate();
+      await store.createTenant(tenant);
+      try {
+        // The feed's table gone behind the store's back: writing the batch's events fails.
+        (store as unknown as { c: { db: Database.Database } }).c.db.exec('DROP TABLE events');
+        const settled = await insertAll(store, [1, 2]);
+        expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected']);
+        expect(await store.getArtifact('tg', art(1).id)).toBeNull();
+        expect(await store.getArtifact('tg', art(2).id)).toBeNull();
+        expect((await store.latestSeqs(['tg'])).get('tg')).toBe(0);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
   describe('query plans', () => {
     let db: Database.Database;
     beforeEach(async () => {

@@ -224,6 +224,27 @@ export function eventStoreContract(name: string, makeStore: MakeMetadataStore): 
       }
     });
 
+    it('writes asked for in one turn: each committed one has its events, the refused one none, no gap', async () => {
+      // On SQLite these share one group commit, which writes their events together at its end.
+      const gone = await put(row(A.id, { sessionId: 'run-1' }));
+      await put(row(A.id, { sessionId: 'sealed' }));
+      await store.sealSession(A.id, 'sealed', T0 + 1);
+      const fresh = [row(A.id, { sessionId: 'run-1' }), row(A.id, { sessionId: 'sealed' }), row(B.id)];
+      for (const r of fresh) await store.pinBlob(r.tenantId, r.contentHash, r.sizeBytes, T0, PIN_WRITER);
+      const settled = await Promise.allSettled([
+        store.insertArtifact({ artifact: fresh[0]!, storageLimitBytes: UNLIMITED }),
+        store.insertArtifact({ artifact: fresh[1]!, storageLimitBytes: UNLIMITED }),
+        store.softDeleteArtifact(A.id, gone.id, T0 + 2),
+        store.insertArtifact({ artifact: fresh[2]!, storageLimitBytes: UNLIMITED }),
+      ]);
+      expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      const later = (await feed(A.id, 3)).map((e) => `${e.type} ${e.subject.id}`);
+      expect(later.sort()).toEqual([`artifact.created ${fresh[0]!.id}`, `artifact.deleted ${gone.id}`].sort());
+      expect((await feed(A.id)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(kinds(await feed(B.id))).toEqual(['1 artifact.created']);
+      expect((await store.latestSeqs([A.id, B.id])).get(A.id)).toBe(5);
+    });
+
     it('purgeEvents drops events older than the cutoff, in batches, and nothing newer', async () => {
       for (let i = 0; i < 3; i++) await put(row(A.id, { createdAt: T0 + i * DAY }));
       await put(row(B.id, { createdAt: T0 }));

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { writeEvents } from '../sql/events.js';
 import { numberedPlaceholders, SqlDriver } from '../sql/runner.js';
 import { drive, type Step, type Work } from '../sql/work.js';
 import type { Database, Querier } from './database.js';
@@ -26,6 +27,8 @@ function statement(sql: string): { name: string; text: string } {
 }
 
 async function execute(q: Querier, step: Step): Promise<unknown> {
+  // Each transaction writes its own events where it records them (events.ts).
+  if (step.op === 'append') return drive(writeEvents(POSTGRES, step.events), (s) => execute(q, s));
   // A script goes as a simple query, the protocol that takes several statements.
   if (step.op === 'exec') return void (await q.query(step.sql));
   const { name, text } = statement(step.sql);

@@ -48,7 +48,7 @@ export function* insertArtifact(d: Dialect, input: InsertArtifactInput): Work<In
   if (a.status === 'active') {
     yield* indexAndCount(d, a);
     // A pending row is invisible: its event comes when it becomes active.
-    yield* appendEvents(d, [artifactEvent('artifact.created', a, a.createdAt)]);
+    yield* appendEvents([artifactEvent('artifact.created', a, a.createdAt)]);
   }
   return { kind: 'created', artifact: a };
 }
@@ -99,7 +99,7 @@ export function* activateArtifact(d: Dialect, row: ArtifactRow, limit: number, n
     [a.createdAt, a.expiresAt, a.id],
   );
   yield* indexAndCount(d, a);
-  yield* appendEvents(d, [artifactEvent('artifact.created', a, now)]);
+  yield* appendEvents([artifactEvent('artifact.created', a, now)]);
   return a;
 }
 
@@ -149,16 +149,21 @@ function* indexMetadata(d: Dialect, a: ArtifactRow): Work<void> {
  * Moves active artifacts (already locked by the caller) to `deleted` or `expired` with every side
  * effect: session counts, blob references (and the tenant's bytes for blobs losing their last
  * one), metadata index rows, links and pages. Rows that are not active are skipped: the
- * conditional UPDATE decides which call retires a row. Returns how many moved.
+ * conditional UPDATE decides which call retires a row. Returns the rows that moved, as they are now.
  */
-export function* retireArtifacts(d: Dialect, ids: string[], to: 'deleted' | 'expired', now: number): Work<number> {
-  if (ids.length === 0) return 0;
+export function* retireArtifacts(
+  d: Dialect,
+  ids: string[],
+  to: 'deleted' | 'expired',
+  now: number,
+): Work<ArtifactRow[]> {
+  if (ids.length === 0) return [];
   const movedRows = yield* all<Stored>(
     `UPDATE artifacts SET status = ?, deleted_at = ? WHERE ${d.inList('id')} AND status = 'active'
      RETURNING ${ARTIFACTS.list}`,
     [to, to === 'deleted' ? now : null, d.list(ids)],
   );
-  if (movedRows.length === 0) return 0;
+  if (movedRows.length === 0) return [];
   const retired = movedRows.map((r) => ARTIFACTS.read(r));
   const moved = retired.map((a) => ({
     id: a.id,
@@ -204,8 +209,8 @@ export function* retireArtifacts(d: Dialect, ids: string[], to: 'deleted' | 'exp
   );
   const sessionOf = new Map(retired.map((a) => [a.id, a.sessionId]));
   for (const p of offline) events.push(pageEvent('page.unpublished', p, sessionOf.get(p.artifactId) ?? null, now));
-  yield* appendEvents(d, events);
-  return moved.length;
+  yield* appendEvents(events);
+  return retired;
 }
 
 /**
@@ -217,10 +222,7 @@ export function* purgeArtifacts(d: Dialect, ids: string[], now?: number): Work<v
   const list = [d.list(ids)];
   if (now !== undefined) {
     const gone = yield* all<Stored>(`SELECT ${ARTIFACTS.list} FROM artifacts WHERE ${d.inList('id')}`, list);
-    yield* appendEvents(
-      d,
-      gone.map((r) => artifactEvent('artifact.purged', ARTIFACTS.read(r), now)),
-    );
+    yield* appendEvents(gone.map((r) => artifactEvent('artifact.purged', ARTIFACTS.read(r), now)));
   }
   yield* run(`DELETE FROM artifact_meta WHERE ${d.inList('artifact_id')}`, list);
   yield* run(`DELETE FROM links WHERE ${d.inList('artifact_id')}`, list);

@@ -169,14 +169,14 @@ export class SqlArtifactStore extends SqlTenantStore {
 
   async softDeleteArtifact(tenantId: string, id: string, now: number): Promise<SoftDeleteResult | null> {
     const d = this.d;
-    return this.sql.write(function* () {
+    // Concurrent deletes share SQLite's group commit, as uploads do.
+    return this.sql.writeTogether(function* () {
       // Locked first, so two concurrent deletes retire the row (and free its bytes) once; the
       // winner is the call whose `UPDATE … WHERE status = 'active'` changed the row.
       const row = yield* one<Stored>(`${GET_ARTIFACT}${d.forUpdate}`, [id, tenantId]);
       if (!row) return null;
-      if ((yield* retireArtifacts(d, [id], 'deleted', now)) === 0)
-        return { artifact: ARTIFACTS.read(row), deleted: false };
-      return { artifact: ARTIFACTS.read((yield* one<Stored>(GET_ARTIFACT, [id, tenantId]))!), deleted: true };
+      const [retired] = yield* retireArtifacts(d, [id], 'deleted', now);
+      return retired ? { artifact: retired, deleted: true } : { artifact: ARTIFACTS.read(row), deleted: false };
     });
   }
 
@@ -228,7 +228,6 @@ export class SqlArtifactStore extends SqlTenantStore {
   }
 
   async sealSession(tenantId: string, sessionId: string, now: number): Promise<SessionRow | null> {
-    const d = this.d;
     return this.sql.write(function* () {
       // Only the seal that changes the row records it; the first sealedAt is kept. The UPDATE
       // locks the row against an insert that is checking the seal.
@@ -239,7 +238,7 @@ export class SqlArtifactStore extends SqlTenantStore {
       );
       if (!sealed) return SESSIONS.read(yield* one<Stored>(GET_SESSION, [tenantId, sessionId]));
       const row = SESSIONS.read(sealed);
-      yield* appendEvents(d, [sessionEvent('session.sealed', row, now)]);
+      yield* appendEvents([sessionEvent('session.sealed', row, now)]);
       return row;
     });
   }

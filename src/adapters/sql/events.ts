@@ -5,10 +5,12 @@ import type { Dialect } from './dialect.js';
 import { one, run, type Work } from './work.js';
 
 /**
- * The change feed in SQL, written once for both engines. `appendEvents` runs inside the
- * transaction of the change it records (artifact-writes.ts, artifacts.ts, sharing.ts,
- * sweeper.ts), last, so the tenant's feed head (event_heads) is locked only for the end of the
- * transaction: positions are handed out under that lock and so follow commit order.
+ * The change feed in SQL, written once for both engines. A change records its events with
+ * `appendEvents`, inside its transaction (artifact-writes.ts, artifacts.ts, sharing.ts,
+ * sweeper.ts); the driver writes them with `writeEvents`, last in the transaction, so the
+ * tenant's feed head (event_heads) is locked only for the end of it: positions are handed out
+ * under that lock and so follow commit order. On SQLite the writes sharing a group commit have
+ * their events written together, one head bump per tenant for all of them (driver.ts).
  */
 
 export type NewEvent = Omit<EventRow, 'seq'>;
@@ -18,8 +20,13 @@ const BUMP_HEAD = `INSERT INTO event_heads (tenant_id, last_seq) VALUES (?, ?)
   RETURNING last_seq`;
 const INSERT_ONE = 'INSERT INTO events (tenant_id, seq, type, created_at, session_id, data) VALUES (?, ?, ?, ?, ?, ?)';
 
+/** Asks the driver to record the events in this transaction (see writeEvents). */
+export function* appendEvents(events: readonly NewEvent[]): Work<void> {
+  if (events.length > 0) yield { op: 'append', events };
+}
+
 /** Records the events, numbered per tenant in the order given. Tenants are taken in id order (no deadlock between batches). */
-export function* appendEvents(d: Dialect, events: readonly NewEvent[]): Work<void> {
+export function* writeEvents(d: Dialect, events: readonly NewEvent[]): Work<void> {
   if (events.length === 0) return;
   const byTenant = new Map<string, NewEvent[]>();
   for (const e of events) {

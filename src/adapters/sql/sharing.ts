@@ -35,17 +35,15 @@ const PAGE_OF_ARTIFACT = `SELECT ${PAGE} FROM pages WHERE artifact_id = ? AND te
 /** Download links and pages. */
 export class SqlSharingStore extends SqlArtifactStore {
   async createLink(link: LinkRow, maxActive: number, now: number): Promise<boolean> {
-    const d = this.d;
     return this.insertUnderCap(link.tenantId, LINKS.insert, LINKS.values(link), maxActive, now, function* () {
       const session = yield* sessionOf(link.artifactId, link.tenantId);
-      yield* appendEvents(d, [linkEvent('link.created', link, session, now)]);
+      yield* appendEvents([linkEvent('link.created', link, session, now)]);
     });
   }
 
   async createSessionLink(link: SessionLinkRow, maxActive: number, now: number): Promise<boolean> {
-    const d = this.d;
     return this.insertUnderCap(link.tenantId, SESSION_LINKS.insert, SESSION_LINKS.values(link), maxActive, now, () =>
-      appendEvents(d, [sessionLinkEvent('session_link.created', link, now)]),
+      appendEvents([sessionLinkEvent('session_link.created', link, now)]),
     );
   }
 
@@ -134,14 +132,14 @@ export class SqlSharingStore extends SqlArtifactStore {
       if (revoked) {
         const row = LINKS.read(revoked);
         const session = yield* sessionOf(row.artifactId, tenantId);
-        yield* appendEvents(d, [linkEvent('link.revoked', row, session, now)]);
+        yield* appendEvents([linkEvent('link.revoked', row, session, now)]);
         return true;
       }
       if ((yield* exists('links')) !== null) return true;
       // Link ids are unique across both tables (one CSPRNG id space): at most one row matches.
       const revokedSession = yield* one<Stored>(`${revoke('session_links')} RETURNING ${SESSION_LINKS.list}`, params);
       if (revokedSession) {
-        yield* appendEvents(d, [sessionLinkEvent('session_link.revoked', SESSION_LINKS.read(revokedSession), now)]);
+        yield* appendEvents([sessionLinkEvent('session_link.revoked', SESSION_LINKS.read(revokedSession), now)]);
         return true;
       }
       return (yield* exists('session_links')) !== null;
@@ -172,7 +170,7 @@ export class SqlSharingStore extends SqlArtifactStore {
       const stored = PAGES.read(row);
       const wasLive = prior !== null && (prior.live === true || prior.live === 1);
       const type = wasLive ? 'page.updated' : 'page.published';
-      yield* appendEvents(d, [pageEvent(type, stored, artifact?.session_id ?? null, now)]);
+      yield* appendEvents([pageEvent(type, stored, artifact?.session_id ?? null, now)]);
       return stored;
     });
   }
@@ -200,7 +198,7 @@ export class SqlSharingStore extends SqlArtifactStore {
       yield* run('UPDATE pages SET live = FALSE, updated_at = ? WHERE slug = ?', [now, row.slug]);
       const offline = PAGES.read({ ...row, live: false, updated_at: now });
       const session = yield* sessionOf(offline.artifactId, tenantId);
-      yield* appendEvents(d, [pageEvent('page.unpublished', offline, session, now)]);
+      yield* appendEvents([pageEvent('page.unpublished', offline, session, now)]);
       return offline;
     });
   }
@@ -223,7 +221,7 @@ export class SqlSharingStore extends SqlArtifactStore {
       // The owner hears of the first takedown only.
       if (before.taken_down_at === null) {
         const session = yield* sessionOf(row.artifactId, row.tenantId);
-        yield* appendEvents(d, [pageEvent('page.taken_down', row, session, now)]);
+        yield* appendEvents([pageEvent('page.taken_down', row, session, now)]);
       }
       return row;
     });

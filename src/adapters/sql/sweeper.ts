@@ -34,7 +34,7 @@ export class SqlSweeperStore extends SqlSharingStore {
               batch,
             ]);
       const ids = rows.map((r) => r.id);
-      return yield* retireArtifacts(d, ids, 'expired', now);
+      return (yield* retireArtifacts(d, ids, 'expired', now)).length;
     });
   }
 

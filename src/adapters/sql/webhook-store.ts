@@ -151,7 +151,7 @@ export class SqlWebhookStore extends SqlEventStore implements WebhookStore {
              lease_until = NULL WHERE id = ?`,
           [r.disable.at, x.webhookId],
         );
-        yield* appendEvents(d, [
+        yield* appendEvents([
           {
             tenantId: x.tenantId,
             type: 'webhook.disabled',

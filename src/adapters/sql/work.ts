@@ -1,3 +1,5 @@
+import type { NewEvent } from './events.js';
+
 /**
  * A unit of work written once for every engine: a generator that yields its statements and gets
  * each result back. SQLite's driver runs the whole generator synchronously inside one
@@ -11,14 +13,26 @@
  */
 export type Work<T> = Generator<Step, T, unknown>;
 
+/** What a unit of work asks its driver for: a statement, or events to record (see events.ts). */
+export type Step = StatementStep | AppendStep;
+
 /** One statement and what to answer with (see the functions below). */
-export interface Step {
+export interface StatementStep {
   op: 'one' | 'all' | 'row' | 'rows' | 'run' | 'exec';
   sql: string;
   params: readonly unknown[];
 }
 
-const step = (op: Step['op']) =>
+/**
+ * Change-feed events recorded in this transaction. A driver may write them at once or, when the
+ * transaction is shared by several writes, together at its end (SQLite's group commit).
+ */
+export interface AppendStep {
+  op: 'append';
+  events: readonly NewEvent[];
+}
+
+const step = (op: StatementStep['op']) =>
   function* (sql: string, params: readonly unknown[] = []): Work<unknown> {
     return yield { op, sql, params };
   };

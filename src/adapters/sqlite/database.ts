@@ -19,6 +19,11 @@ export class Connection {
   private snapshot = false;
   private queued: { fn: () => unknown; resolve(value: unknown): void; reject(err: unknown): void }[] = [];
   private readonly commitQueued = () => this.flushQueued();
+  /**
+   * Told when a group commit's transaction has begun, and when its writes have all run (before
+   * COMMIT; a throw there rolls the whole batch back and rejects every write).
+   */
+  groupCommit: { began(): void; ending(): void } = { began() {}, ending() {} };
   private readonly endSnapshot = () => {
     if (!this.snapshot) return;
     this.snapshot = false;
@@ -96,9 +101,11 @@ export class Connection {
       this.endSnapshot();
       this.prepared('BEGIN IMMEDIATE').run();
       try {
+        this.groupCommit.began();
         // A lone write needs no savepoint: if it throws, the whole transaction rolls back.
         const alone = batch.length === 1;
         for (const item of batch) outcomes.push(alone ? { ok: true, value: item.fn() } : this.inSavepoint(item.fn));
+        this.groupCommit.ending();
         this.prepared('COMMIT').run();
       } catch (err) {
         if (this.db.inTransaction) this.prepared('ROLLBACK').run();
