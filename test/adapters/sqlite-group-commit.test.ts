@@ -58,6 +58,23 @@ describe('SQLite group commit', () => {
     expect(rows()).toEqual([1, 3]);
   });
 
+  it('tells each kept write, before the commit, and not the one rolled back', async () => {
+    const kept: string[] = [];
+    const keep = (name: string) => () => kept.push(`${name} ${rows().length}`);
+    const settled = await Promise.allSettled([
+      c.writeTogether(insert(1), keep('first')),
+      c.writeTogether(() => {
+        insert(2)();
+        throw new Error('refused');
+      }, keep('refused')),
+      c.writeTogether(insert(3), keep('third')),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    // Each told in turn, inside the transaction: the refused write rolled back to its savepoint.
+    expect(kept).toEqual(['first 1', 'third 2']);
+    expect(rows()).toEqual([1, 3]);
+  });
+
   it('a lone write that throws leaves nothing behind', async () => {
     await expect(
       c.writeTogether(() => {

@@ -17,7 +17,12 @@ export class Connection {
   private readonly statements = new Map<string, Statement>();
   private readonly rawStatements = new Map<string, Statement>();
   private snapshot = false;
-  private queued: { fn: () => unknown; resolve(value: unknown): void; reject(err: unknown): void }[] = [];
+  private queued: {
+    fn: () => unknown;
+    kept: (() => void) | undefined;
+    resolve(value: unknown): void;
+    reject(err: unknown): void;
+  }[] = [];
   private readonly commitQueued = () => this.flushQueued();
   /**
    * Told when a group commit's transaction has begun, and when its writes have all run (before
@@ -83,11 +88,12 @@ export class Connection {
    * this turn, and settles once it has committed. Concurrent uploads touch the same pages (the
    * newest leaf of each index, the tenant's row), so one commit writes a fraction of the WAL pages
    * separate ones would. Each write runs in its own savepoint, so one that throws is rolled back
-   * and rejected alone; if the commit fails, all of them reject.
+   * and rejected alone; if the commit fails, all of them reject. `kept` is called once `fn`'s
+   * changes are part of the batch (its savepoint released), before the batch commits.
    */
-  writeTogether<T>(fn: () => T): Promise<T> {
+  writeTogether<T>(fn: () => T, kept?: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      this.queued.push({ fn, kept, resolve: resolve as (value: unknown) => void, reject });
       if (this.queued.length === 1) setImmediate(this.commitQueued);
     });
   }
@@ -104,7 +110,11 @@ export class Connection {
         this.groupCommit.began();
         // A lone write needs no savepoint: if it throws, the whole transaction rolls back.
         const alone = batch.length === 1;
-        for (const item of batch) outcomes.push(alone ? { ok: true, value: item.fn() } : this.inSavepoint(item.fn));
+        for (const item of batch) {
+          const outcome = alone ? { ok: true, value: item.fn() } : this.inSavepoint(item.fn);
+          if (outcome.ok) item.kept?.();
+          outcomes.push(outcome);
+        }
         this.groupCommit.ending();
         this.prepared('COMMIT').run();
       } catch (err) {

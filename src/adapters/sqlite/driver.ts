@@ -1,5 +1,4 @@
-import type { NewEvent } from '../sql/events.js';
-import { writeEvents } from '../sql/events.js';
+import { type NewEvent, writeEvents } from '../sql/events.js';
 import { SqlDriver } from '../sql/runner.js';
 import { driveSync, type Step, type Work } from '../sql/work.js';
 import type { Connection } from './database.js';
@@ -19,7 +18,7 @@ export class SqliteDriver extends SqlDriver {
   private readonly c: Connection;
   /** The running write's events while it runs inside a group commit; null outside one. */
   private heldBack: NewEvent[] | null = null;
-  /** The events of the group commit's writes that have succeeded so far. */
+  /** The events of the group commit's writes kept so far (savepoint released). */
   private batchEvents: NewEvent[] = [];
 
   // No parameter property: a migration test runs this file with Node's type stripping.
@@ -67,17 +66,17 @@ export class SqliteDriver extends SqlDriver {
   }
 
   writeTogether<T>(work: () => Work<T>): Promise<T> {
-    return this.c.writeTogether(() => {
-      const own: NewEvent[] = [];
-      this.heldBack = own;
-      let value: T;
-      try {
-        value = driveSync(work(), this.step);
-      } finally {
-        this.heldBack = null;
-      }
-      this.batchEvents.push(...own);
-      return value;
-    });
+    const own: NewEvent[] = [];
+    return this.c.writeTogether(
+      () => {
+        this.heldBack = own;
+        try {
+          return driveSync(work(), this.step);
+        } finally {
+          this.heldBack = null;
+        }
+      },
+      () => this.batchEvents.push(...own),
+    );
   }
 }
